@@ -1,0 +1,143 @@
+/**
+ * One benchmark target, run as a child process of bench/run.ts so the load generator does
+ * not share the server's event loop:
+ *
+ *   node --import tsx bench/server.ts <target>
+ *
+ * Listens on 127.0.0.1, port 0, prints one line `BENCH_READY {"url": …}` on stdout when it
+ * accepts requests, and shuts down cleanly on SIGTERM or when its stdin closes. Logs go to
+ * stderr. Commands on stdin, one a line:
+ *   reset   start a measurement window (CPU time, event-loop delay)
+ *   stats   print `BENCH_STATS {…}`: the window's CPU time, event-loop delay and memory
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
+import Fastify from 'fastify';
+
+export const READY_PREFIX = 'BENCH_READY ';
+export const STATS_PREFIX = 'BENCH_STATS ';
+
+/** What the server reports for one measurement window. */
+export interface ServerStats {
+  /** User + system CPU time of the server process in the window. */
+  cpuMs: number;
+  eventLoopDelayMs: { p50: number; p99: number; max: number };
+  rssMiB: number;
+  heapUsedMiB: number;
+}
+
+interface Started {
+  url: string;
+  close(): Promise<void>;
+}
+
+type TargetStarter = () => Promise<Started>;
+
+/** The targets a scenario can name. Add new ones here. */
+export const TARGETS: Record<string, TargetStarter> = {
+  /** The baseline: bare Fastify with one JSON route, no plugins, no logger. */
+  async hello() {
+    const app = Fastify({ logger: false });
+    app.get('/', async () => ({ hello: 'world' }));
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    return { url, close: () => app.close() };
+  },
+
+  /**
+   * This service as `npm start` builds it (minus the worker): embedded PGlite in
+   * BENCH_DATA_DIR (a temp directory bench/run.ts creates and removes), the CRM simulator
+   * on loopback, rate limits off, logging off.
+   */
+  async app() {
+    const { loadConfig } = await import('../src/config.js');
+    const { createDeps } = await import('../src/platform/bootstrap.js');
+    const { buildApp } = await import('../src/app.js');
+    const { startCrmSim } = await import('../src/dev/crm-sim/server.js');
+
+    const dataDir = process.env.BENCH_DATA_DIR;
+    if (!dataDir) throw new Error('BENCH_DATA_DIR is not set');
+    const sim = await startCrmSim({ port: 0 });
+    const config = loadConfig({
+      NODE_ENV: 'development',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATA_DIR: dataDir,
+      AUTH_SECRET: process.env.BENCH_AUTH_SECRET,
+      CRM_BASE_DOMAIN: sim.baseDomain,
+      CRM_PROTOCOL: sim.protocol,
+      CRM_API_KEY: sim.apiKey,
+      RATE_LIMIT_DISABLED: 'true',
+      LOG_LEVEL: 'silent',
+    });
+    const deps = await createDeps(config, { log: { info: () => undefined, warn: console.warn, error: console.error } });
+    await deps.database.migrate();
+    const app = await buildApp(deps);
+    const url = await app.listen({ host: config.HOST, port: config.PORT });
+    return {
+      url,
+      close: async () => {
+        await app.close();
+        await deps.database.close();
+        await sim.close();
+      },
+    };
+  },
+};
+
+async function main() {
+  const name = process.argv[2] ?? '';
+  const start = TARGETS[name];
+  if (!start) {
+    console.error(`usage: bench/server.ts <${Object.keys(TARGETS).join('|')}>`);
+    process.exit(2);
+  }
+  const server = await start();
+  let closing = false;
+  const shutdown = () => {
+    if (closing) return;
+    closing = true;
+    server.close().then(
+      () => process.exit(0),
+      (err) => {
+        console.error('[bench] close failed', err);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
+  let cpuStart = process.cpuUsage();
+  const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
+  const ms = (ns: number) => Math.round(ns / 1e4) / 100;
+  const commands = createInterface({ input: process.stdin });
+  commands.on('line', (line) => {
+    if (line === 'reset') {
+      cpuStart = process.cpuUsage();
+      loopDelay.reset();
+    } else if (line === 'stats') {
+      const cpu = process.cpuUsage(cpuStart);
+      const mem = process.memoryUsage();
+      const stats: ServerStats = {
+        cpuMs: Math.round((cpu.user + cpu.system) / 1000),
+        eventLoopDelayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
+        rssMiB: mib(mem.rss),
+        heapUsedMiB: mib(mem.heapUsed),
+      };
+      process.stdout.write(`${STATS_PREFIX}${JSON.stringify(stats)}\n`);
+    }
+  });
+  // The parent going away must not leave this server running.
+  commands.on('close', shutdown);
+  process.stdout.write(`${READY_PREFIX}${JSON.stringify({ url: server.url, pid: process.pid })}\n`);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err) => {
+    console.error('[bench] server failed to start', err);
+    process.exit(1);
+  });
+}

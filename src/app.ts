@@ -1,0 +1,75 @@
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import cookie from '@fastify/cookie';
+import cors from '@fastify/cors';
+import helmet from '@fastify/helmet';
+import multipart from '@fastify/multipart';
+import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import './platform/http/types.js';
+import type { Deps } from './platform/context.js';
+import { registerErrorHandling } from './platform/http/errors-plugin.js';
+import { lenientZodSerializer } from './platform/http/serializer.js';
+import { AppError } from './platform/http/errors.js';
+import { registerAuth } from './platform/auth/auth-plugin.js';
+import { registerRateLimits } from './platform/http/rate-limit.js';
+import { registerDocs } from './platform/http/docs.js';
+import { newId } from './platform/ids.js';
+import { modules } from './modules/index.js';
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+const V1_PREFIX = '/api/v1/';
+
+/** Builds the Fastify app from platform plugins and domain modules. Does not listen. */
+export async function buildApp(deps: Deps, opts: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger ?? { level: deps.config.LOG_LEVEL },
+    bodyLimit: deps.config.BODY_LIMIT_BYTES,
+    trustProxy: true,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId();
+    },
+    // /api/v1/<path> is the same route as /api/<path> (spec part 9).
+    rewriteUrl: (req) => (req.url?.startsWith(V1_PREFIX) ? `/api/${req.url.slice(V1_PREFIX.length)}` : (req.url ?? '/')),
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(lenientZodSerializer as never);
+  registerErrorHandling(app);
+
+  app.addHook('onSend', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+
+  // JSON bodies keep their raw bytes (webhook signatures are computed over them).
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  const parseJson = (req: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
+    const raw = Buffer.isBuffer(body) ? body : Buffer.from(body);
+    req.rawBody = raw;
+    if (raw.length === 0) return done(null, undefined);
+    try {
+      done(null, JSON.parse(raw.toString('utf8')));
+    } catch {
+      done(new AppError('VALIDATION_ERROR', 'Malformed JSON body'), undefined);
+    }
+  };
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJson);
+  app.addContentTypeParser(/^application\/[\w.-]+\+json$/, { parseAs: 'buffer' }, parseJson);
+
+  await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });
+  await app.register(cors, {
+    origin: deps.config.corsOrigins.length > 0 ? deps.config.corsOrigins : false,
+    credentials: true,
+  });
+  await app.register(cookie);
+  await app.register(multipart, { limits: { fileSize: 1_048_576, files: 1, fields: 20 } });
+
+  registerAuth(app, deps);
+  await registerRateLimits(app, deps.config);
+  await registerDocs(app, deps.config.SESSION_COOKIE_NAME);
+
+  for (const register of modules) await register(app, deps);
+
+  return app;
+}

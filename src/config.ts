@@ -1,0 +1,124 @@
+import { z } from 'zod';
+
+/**
+ * Environment → typed configuration, parsed once at start-up (DESIGN.md §4).
+ * Anything malformed stops the process with a message naming the variable.
+ */
+
+const DEV_AUTH_SECRET = 'dev-only-auth-secret-change-me-in-production-0123456789';
+export const DEV_CRM_API_KEY = 'dev-crm-api-key';
+
+const optionalUrl = z.string().url().optional();
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: port.default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  DATA_DIR: z.string().min(1).default('.data'),
+  DB_POOL_SIZE: positiveInt.default(10),
+  DB_STATEMENT_TIMEOUT_MS: positiveInt.default(30_000),
+  AUTH_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  SESSION_COOKIE_NAME: z.string().min(1).default('__Secure-authjs.session-token'),
+  PUBLIC_BASE_URL: optionalUrl,
+  CORS_ORIGINS: z.string().optional(),
+  CRM_API_KEY: z.string().min(1).optional(),
+  CRM_BASE_DOMAIN: z
+    .string()
+    .regex(/^[a-z0-9.-]+(:\d+)?$/i, 'must be a domain name, optionally with :port')
+    .optional(),
+  CRM_PROTOCOL: z.enum(['http', 'https']).optional(),
+  CRM_URL: optionalUrl,
+  CRM_TIMEOUT_MS: positiveInt.default(5000),
+  CRM_CONNECT_TIMEOUT_MS: positiveInt.default(2000),
+  CRON_SECRET: z.string().min(1).optional(),
+  RECORDING_API_URL: optionalUrl,
+  RECORDING_API_TOKEN: z.string().optional(),
+  RECORDING_WEBHOOK_SECRET: z.string().optional(),
+  RECORDING_ROOM_PREFIX: z.string().default('lms'),
+  SMTP_URL: optionalUrl,
+  MAIL_FROM: z.string().default('LMS <no-reply@lms.localhost>'),
+  STORAGE_URL: z.string().regex(/^(file|s3):\/\//, 'must start with file:// or s3://').optional(),
+  S3_ENDPOINT: optionalUrl,
+  S3_REGION: z.string().default('us-east-1'),
+  S3_ACCESS_KEY_ID: z.string().optional(),
+  S3_SECRET_ACCESS_KEY: z.string().optional(),
+  S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('true'),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
+  RATE_LIMIT_READ: positiveInt.default(100),
+  RATE_LIMIT_WRITE: positiveInt.default(30),
+  RATE_LIMIT_REPORT_RUN: positiveInt.default(30),
+  RATE_LIMIT_REPORT_EXPORT: positiveInt.default(10),
+  RATE_LIMIT_WINDOW_MS: positiveInt.default(60_000),
+  RATE_LIMIT_DISABLED: z.enum(['true', 'false']).default('false'),
+  WORKER_POLL_MS: positiveInt.default(1000),
+  WORKER_CONCURRENCY: positiveInt.default(4),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BODY_LIMIT_BYTES: positiveInt.default(1_048_576),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface CrmAddressing {
+  protocol: 'http' | 'https';
+  baseDomain: string;
+}
+
+export interface Config extends Omit<Env, 'AUTH_SECRET' | 'CRM_API_KEY'> {
+  AUTH_SECRET: string;
+  CRM_API_KEY: string | undefined;
+  crm: CrmAddressing | undefined;
+  isProduction: boolean;
+  publicBaseUrl: string;
+  storageUrl: string;
+  corsOrigins: string[];
+}
+
+export class ConfigError extends Error {}
+
+const REQUIRED_IN_PRODUCTION = ['DATABASE_URL', 'AUTH_SECRET', 'CRM_API_KEY'] as const;
+
+/** Split the legacy single-tenant CRM_URL into protocol and base domain (spec 5.3). */
+export function crmAddressingFrom(env: Pick<Env, 'CRM_BASE_DOMAIN' | 'CRM_PROTOCOL' | 'CRM_URL'>): CrmAddressing | undefined {
+  if (env.CRM_BASE_DOMAIN) {
+    return { protocol: env.CRM_PROTOCOL ?? 'https', baseDomain: env.CRM_BASE_DOMAIN.toLowerCase() };
+  }
+  if (env.CRM_URL) {
+    const url = new URL(env.CRM_URL);
+    return { protocol: url.protocol === 'http:' ? 'http' : 'https', baseDomain: url.host.toLowerCase() };
+  }
+  return undefined;
+}
+
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings count as unset, as most deploy tools write them.
+  const raw = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const env = parsed.data;
+  const isProduction = env.NODE_ENV === 'production';
+  if (isProduction) {
+    const missing = REQUIRED_IN_PRODUCTION.filter((k) => !env[k]);
+    if (missing.length > 0) {
+      throw new ConfigError(`Refusing to start in production: missing ${missing.join(', ')}`);
+    }
+  }
+  return {
+    ...env,
+    AUTH_SECRET: env.AUTH_SECRET ?? DEV_AUTH_SECRET,
+    CRM_API_KEY: env.CRM_API_KEY ?? (isProduction ? undefined : DEV_CRM_API_KEY),
+    crm: crmAddressingFrom(env),
+    isProduction,
+    publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/$/, ''),
+    storageUrl: env.STORAGE_URL ?? `file://${env.DATA_DIR}/files`,
+    corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+  };
+}

@@ -1,0 +1,215 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { Config } from '../config.js';
+import type { Clock } from '../platform/clock.js';
+import type { Db } from '../platform/db/client.js';
+import { openDatabase } from '../platform/db/client.js';
+import { systemClock } from '../platform/clock.js';
+import { institutions } from '../modules/institutions/institutions.tables.js';
+import { categories, courseModules, courses, lessons, type LessonType } from '../modules/courses/courses.tables.js';
+import { enrollments, lessonProgress } from '../modules/enrollments/enrollments.tables.js';
+import { crmFixtures, CRM_INSTITUTIONS } from './crm-sim/fixtures.js';
+
+/**
+ * Demo content for an institution: categories, three courses (two published) with modules and
+ * lessons of every type, enrollments of the simulator's students and some progress. Ids are
+ * deterministic, so running it again changes nothing.
+ */
+interface LessonSeed {
+  key: string;
+  title: string;
+  type: LessonType;
+  module: number | null;
+  content?: string;
+  videoUrl?: string;
+  durationSeconds?: number;
+  isRequired?: boolean;
+  unlockAfterDays?: number;
+  blocks?: Array<{ id: string; type: string; [k: string]: unknown }>;
+}
+
+interface CourseSeed {
+  key: string;
+  title: string;
+  description: string;
+  category: string;
+  status: 'PUBLISHED' | 'DRAFT';
+  dripMode: 'NONE' | 'SEQUENTIAL';
+  certificateEnabled: boolean;
+  maxEnrollments: number | null;
+  modules: string[];
+  lessons: LessonSeed[];
+  enrollStudents: number;
+}
+
+const SAMPLE_VIDEO = 'https://media.example.org/lms-demo/intro.mp4';
+
+const COURSES: CourseSeed[] = [
+  {
+    key: 'algebra',
+    title: 'Algebra Foundations',
+    description: 'Variables, expressions and linear equations, with practice after every lesson.',
+    category: 'Mathematics',
+    status: 'PUBLISHED',
+    dripMode: 'NONE',
+    certificateEnabled: true,
+    maxEnrollments: null,
+    modules: ['Expressions', 'Equations'],
+    enrollStudents: 12,
+    lessons: [
+      { key: 'welcome', title: 'Welcome to algebra', type: 'VIDEO', module: 0, videoUrl: SAMPLE_VIDEO, durationSeconds: 420, blocks: [{ id: 'intro-video', type: 'video', url: SAMPLE_VIDEO }] },
+      { key: 'variables', title: 'What is a variable?', type: 'TEXT', module: 0, content: '# Variables\nA variable stands for a number we do not know yet.' },
+      { key: 'worksheet', title: 'Expressions worksheet', type: 'PDF', module: 0, content: 'https://media.example.org/lms-demo/expressions.pdf' },
+      { key: 'quiz', title: 'Expressions quiz', type: 'QUIZ', module: 1 },
+      { key: 'assignment', title: 'Solve five equations', type: 'ASSIGNMENT', module: 1 },
+      { key: 'recap', title: 'Recap (optional)', type: 'TEXT', module: 1, isRequired: false, content: 'A short recap of the course.' },
+    ],
+  },
+  {
+    key: 'biology',
+    title: 'Introduction to Biology',
+    description: 'Cells, living systems and the scientific method, one step at a time.',
+    category: 'Science',
+    status: 'PUBLISHED',
+    dripMode: 'SEQUENTIAL',
+    certificateEnabled: true,
+    maxEnrollments: 40,
+    modules: ['Cells', 'Living systems'],
+    enrollStudents: 6,
+    lessons: [
+      { key: 'cells', title: 'The cell', type: 'VIDEO', module: 0, videoUrl: SAMPLE_VIDEO, durationSeconds: 600, blocks: [{ id: 'cell-video', type: 'video', url: SAMPLE_VIDEO }] },
+      { key: 'check', title: 'Check your understanding', type: 'INTERACTIVE', module: 0, blocks: [{ id: 'q1', type: 'question', prompt: 'Which organelle makes energy?', options: ['Nucleus', 'Mitochondrion'], correctAnswer: 'Mitochondrion' }] },
+      { key: 'lab', title: 'Virtual microscope lab', type: 'SCORM', module: 1 },
+      { key: 'live', title: 'Live Q&A with the teacher', type: 'LIVE', module: 1 },
+      { key: 'ecosystems', title: 'Ecosystems', type: 'TEXT', module: 1, unlockAfterDays: 7, content: 'How living things depend on each other.' },
+    ],
+  },
+  {
+    key: 'writing',
+    title: 'Creative Writing (draft)',
+    description: 'Work in progress: short stories and poems.',
+    category: 'Languages',
+    status: 'DRAFT',
+    dripMode: 'NONE',
+    certificateEnabled: false,
+    maxEnrollments: null,
+    modules: ['Stories'],
+    enrollStudents: 0,
+    lessons: [{ key: 'story', title: 'Your first story', type: 'TEXT', module: 0, content: 'Write 300 words about a door.' }],
+  },
+];
+
+export interface SeedResult {
+  institutionId: string;
+  courses: number;
+  lessons: number;
+  enrollments: number;
+  created: boolean;
+}
+
+const seedId = (institutionId: string, ...parts: string[]) => `seed_${institutionId}_${parts.join('_')}`;
+
+export async function seedInstitution(db: Db, clock: Clock, institutionId: string, ownerFallback?: string): Promise<SeedResult> {
+  const fixtures = crmFixtures[institutionId];
+  const now = clock.now();
+  const ownerId = fixtures?.teacher.id ?? ownerFallback ?? 'seed-teacher';
+  const students = fixtures?.students.map((s) => s.contact.id) ?? [];
+  const [existing] = await db.select({ n: sql<number>`count(*)::int` }).from(courses).where(and(eq(courses.institutionId, institutionId), sql`${courses.id} like 'seed\\_%'`));
+  const created = existing.n === 0;
+  let lessonCount = 0;
+  let enrollmentCount = 0;
+
+  await db.transaction(async (tx) => {
+    await tx
+      .insert(institutions)
+      .values({ id: institutionId, slug: fixtures?.institution.slug ?? null, name: fixtures?.institution.name ?? null, settings: {}, createdAt: now, updatedAt: now })
+      .onConflictDoUpdate({
+        target: institutions.id,
+        set: { slug: sql`coalesce(${institutions.slug}, excluded.slug)`, name: sql`coalesce(${institutions.name}, excluded.name)` },
+      });
+    for (const c of COURSES) {
+      const categoryId = seedId(institutionId, 'cat', c.category.toLowerCase());
+      await tx.insert(categories).values({ id: categoryId, institutionId, name: c.category, description: null, createdAt: now }).onConflictDoNothing();
+      const courseId = seedId(institutionId, c.key);
+      await tx
+        .insert(courses)
+        .values({
+          id: courseId,
+          institutionId,
+          title: c.title,
+          description: c.description,
+          categoryId,
+          ownerId,
+          status: c.status,
+          dripMode: c.dripMode,
+          certificateEnabled: c.certificateEnabled,
+          maxEnrollments: c.maxEnrollments,
+          estimatedDuration: 60 * c.lessons.length,
+          publishedAt: c.status === 'PUBLISHED' ? now : null,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .onConflictDoNothing();
+      for (const [i, title] of c.modules.entries()) {
+        await tx.insert(courseModules).values({ id: seedId(institutionId, c.key, 'm', String(i)), institutionId, courseId, title, order: i, createdAt: now, updatedAt: now }).onConflictDoNothing();
+      }
+      for (const [i, l] of c.lessons.entries()) {
+        lessonCount++;
+        await tx
+          .insert(lessons)
+          .values({
+            id: seedId(institutionId, c.key, l.key),
+            institutionId,
+            courseId,
+            moduleId: l.module === null ? null : seedId(institutionId, c.key, 'm', String(l.module)),
+            title: l.title,
+            type: l.type,
+            order: i,
+            content: l.content ?? null,
+            videoUrl: l.videoUrl ?? null,
+            durationSeconds: l.durationSeconds ?? null,
+            isRequired: l.isRequired ?? true,
+            unlockAfterDays: l.unlockAfterDays ?? null,
+            blocks: l.blocks ?? [],
+            createdAt: now,
+            updatedAt: now,
+          })
+          .onConflictDoNothing();
+      }
+      for (const studentId of students.slice(0, c.enrollStudents)) {
+        enrollmentCount++;
+        await tx
+          .insert(enrollments)
+          .values({ id: seedId(institutionId, c.key, 'e', studentId), institutionId, courseId, studentId, status: 'ACTIVE', enrolledBy: ownerId, enrolledAt: now, updatedAt: now })
+          .onConflictDoNothing();
+      }
+    }
+    // Some progress: the first student has finished the first two algebra lessons.
+    const first = students[0];
+    if (first) {
+      const enrollmentId = seedId(institutionId, 'algebra', 'e', first);
+      for (const key of ['welcome', 'variables']) {
+        await tx
+          .insert(lessonProgress)
+          .values({ id: seedId(institutionId, 'p', key, first), institutionId, enrollmentId, lessonId: seedId(institutionId, 'algebra', key), studentId: first, completed: true, completedAt: now, progressPercent: 100, updatedAt: now })
+          .onConflictDoNothing();
+      }
+      await tx.update(enrollments).set({ progress: 40, lastAccessedAt: now }).where(and(eq(enrollments.id, enrollmentId), eq(enrollments.progress, 0)));
+    }
+  });
+  return { institutionId, courses: COURSES.length, lessons: lessonCount, enrollments: enrollmentCount, created };
+}
+
+/** Seed every simulator institution (npm start on first run, `lms seed`). */
+export async function seedDemo(db: Db, clock: Clock = systemClock): Promise<SeedResult[]> {
+  const results: SeedResult[] = [];
+  for (const inst of CRM_INSTITUTIONS) results.push(await seedInstitution(db, clock, inst.id));
+  return results;
+}
+
+export async function runSeedCli(config: Config) {
+  if (config.isProduction) throw new Error('lms seed refuses to run with NODE_ENV=production');
+  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  await database.migrate();
+  for (const r of await seedDemo(database.db)) console.log(`[lms] seeded ${r.institutionId}: ${r.courses} courses, ${r.lessons} lessons, ${r.enrollments} enrollments${r.created ? '' : ' (already present)'}`);
+  await database.close();
+}

@@ -1,0 +1,183 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { buildApp } from './app.js';
+import { createDeps } from './platform/bootstrap.js';
+import { openDatabase } from './platform/db/client.js';
+import { mintToken, ROLES, type Role } from './platform/auth/tokens.js';
+import { createWorker } from './worker/worker.js';
+import { startCrmSim } from './dev/crm-sim/server.js';
+import { demoLogins } from './dev/demo.js';
+
+const USAGE = `usage: lms <command>
+  serve      run the HTTP API (no worker)
+  worker     run the background worker alone
+  start      all-in-one for development: migrate, CRM simulator, seed, API + worker
+  migrate    apply database migrations
+  seed       seed the demo institution (development only)
+  token      print a signed dev token: --role STUDENT --institution <id> --contact <id> [--sub <id>] [--permissions a,b]
+  crm-sim    run the CRM simulator alone`;
+
+function onShutdown(fn: () => Promise<void>) {
+  let closing = false;
+  const handler = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    console.log(`[lms] ${signal} received, shutting down`);
+    fn()
+      .then(() => process.exit(0))
+      .catch((err) => {
+        console.error('[lms] shutdown failed', err);
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => handler('SIGTERM'));
+  process.on('SIGINT', () => handler('SIGINT'));
+}
+
+async function migrate(config: Config) {
+  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  await database.migrate();
+  await database.close();
+  console.log(`[lms] migrations applied (${database.driver})`);
+}
+
+function warnOpenCron(config: Config) {
+  if (!config.CRON_SECRET) console.warn('[lms] CRON_SECRET is not set: cron endpoints are open (development only)');
+}
+
+async function serve(config: Config, withWorker: boolean, banner?: () => Promise<string>) {
+  warnOpenCron(config);
+  const deps = await createDeps(config);
+  if (withWorker) {
+    // All-in-one development mode: migrate and seed the simulator's institutions on first run.
+    await deps.database.migrate();
+    const { seedDemo } = await import('./dev/seed.js');
+    await seedDemo(deps.database.db, deps.clock);
+  }
+  const app = await buildApp(deps);
+  const worker = withWorker ? createWorker(deps) : undefined;
+  await app.listen({ port: config.PORT, host: config.HOST });
+  worker?.start();
+  if (banner) console.log(await banner());
+  onShutdown(async () => {
+    await app.close(); // finishes in-flight requests
+    await worker?.stop();
+    await deps.database.close();
+  });
+}
+
+async function runWorker(config: Config) {
+  const deps = await createDeps(config);
+  const worker = createWorker(deps);
+  worker.start();
+  console.log(`[lms] worker ${worker.id} started (${deps.database.driver})`);
+  onShutdown(async () => {
+    await worker.stop();
+    await deps.database.close();
+  });
+}
+
+async function start() {
+  const env = { ...process.env };
+  // With no CRM configured, run the simulator on loopback and point the client at it.
+  let simNote = '';
+  if (!env.CRM_BASE_DOMAIN && !env.CRM_URL) {
+    const sim = await startCrmSim({ port: Number(env.CRM_SIM_PORT ?? 0) });
+    env.CRM_BASE_DOMAIN = sim.baseDomain;
+    env.CRM_PROTOCOL = sim.protocol;
+    env.CRM_API_KEY ??= sim.apiKey;
+    simNote = `CRM simulator: http://${sim.baseDomain} (tenant addresses http://<slug>.${sim.baseDomain})`;
+  }
+  const config = loadConfig(env);
+  const base = config.publicBaseUrl;
+  await serve(config, true, async () => {
+    const logins = await demoLogins(config);
+    const lines = [
+      '',
+      `LMS service running at ${base}`,
+      `API docs: ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
+      simNote,
+      '',
+      'Demo tokens (send as "Authorization: Bearer <token>"):',
+      ...logins.map((l) => `  ${l.label.padEnd(8)} ${l.personId.padEnd(18)} ${l.token}`),
+      '',
+      `Try: curl -H "Authorization: Bearer ${logins[0]?.token ?? '<token>'}" ${base}/api/auth/session`,
+      '',
+    ];
+    return lines.filter((l) => l !== undefined).join('\n');
+  });
+}
+
+async function token(config: Config, args: string[]) {
+  if (config.isProduction) throw new ConfigError('lms token refuses to run with NODE_ENV=production');
+  const { values } = parseArgs({
+    args,
+    options: {
+      role: { type: 'string', default: 'STUDENT' },
+      institution: { type: 'string' },
+      contact: { type: 'string' },
+      sub: { type: 'string' },
+      'contact-type': { type: 'string' },
+      permissions: { type: 'string' },
+      'expires-in': { type: 'string' },
+    },
+  });
+  const role = String(values.role).toUpperCase() as Role;
+  if (!ROLES.includes(role)) throw new ConfigError(`--role must be one of ${ROLES.join(', ')}`);
+  if (!values.institution) throw new ConfigError('--institution is required');
+  const sub = values.sub ?? values.contact;
+  if (!sub) throw new ConfigError('--contact or --sub is required');
+  const contactType = values['contact-type'] ?? (values.contact ? (role === 'PARENT' ? 'CONTACT_PARENT' : role === 'STUDENT' ? 'CONTACT_STUDENT' : undefined) : undefined);
+  console.log(
+    await mintToken(config.AUTH_SECRET, {
+      sub,
+      institutionId: values.institution,
+      role,
+      contactId: values.contact,
+      isContact: Boolean(values.contact),
+      contactType,
+      permissions: values.permissions ? values.permissions.split(',') : undefined,
+      expiresIn: values['expires-in'] ? Number(values['expires-in']) : undefined,
+    }),
+  );
+}
+
+export async function main(argv = process.argv.slice(2)) {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'serve':
+        return await serve(loadConfig(), false);
+      case 'worker':
+        return await runWorker(loadConfig());
+      case 'start':
+        return await start();
+      case 'migrate':
+        return await migrate(loadConfig());
+      case 'seed': {
+        const { runSeedCli } = await import('./dev/seed.js');
+        return await runSeedCli(loadConfig());
+      }
+      case 'token':
+        return await token(loadConfig(), rest);
+      case 'crm-sim': {
+        const sim = await startCrmSim({ port: Number(process.env.CRM_SIM_PORT ?? 4010) });
+        console.log(`CRM simulator on http://${sim.baseDomain} (key ${sim.apiKey})`);
+        onShutdown(() => sim.close());
+        return;
+      }
+      default:
+        console.log(USAGE);
+        process.exitCode = command ? 1 : 0;
+    }
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`[lms] ${err.message}`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
+await main();

@@ -1,0 +1,164 @@
+import type { FastifyRequest } from 'fastify';
+import type { AppModule } from '../types.js';
+import { typed } from '../types.js';
+import { commonErrors, envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
+import { AppError } from '../../platform/http/errors.js';
+import { serviceContext } from '../../platform/context.js';
+import { actorOf } from '../../platform/auth/auth-plugin.js';
+import {
+  SUPPORTED_CAPTION_LANGUAGES,
+  captionParams,
+  captionTrackSchema,
+  captionUpdateBody,
+  captionUploadBodyDoc,
+  deletedSchema,
+  lessonParams,
+  transcriptSchema,
+} from './captions.schemas.js';
+import * as captions from './captions.service.js';
+
+const tags = ['captions'];
+const TRANSCRIPT_CACHE_CONTROL = 'private, max-age=3600';
+
+/**
+ * The multipart form of a caption upload: the `file` part buffered (the app-wide multipart
+ * limit stops it at 1 MB) and the text fields as strings.
+ */
+async function readCaptionForm(req: FastifyRequest): Promise<captions.CaptionForm> {
+  if (!req.isMultipart()) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the caption upload as multipart/form-data');
+  }
+  const fields: Record<string, string> = {};
+  let file: captions.CaptionFile | null = null;
+  try {
+    for await (const part of req.parts()) {
+      if (part.type === 'file') {
+        const data = await part.toBuffer();
+        if (part.fieldname === 'file' && !file) {
+          file = { filename: part.filename ?? '', mimetype: part.mimetype ?? '', data, truncated: part.file.truncated };
+        }
+      } else if (typeof part.value === 'string') {
+        fields[part.fieldname] = part.value;
+      } else if (part.value !== undefined && part.value !== null) {
+        fields[part.fieldname] = String(part.value);
+      }
+    }
+  } catch (err) {
+    if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
+      throw new AppError('PAYLOAD_TOO_LARGE', 'The caption file is larger than 1 MB');
+    }
+    throw err;
+  }
+  return { file, fields };
+}
+
+/** Spec 4.2: WebVTT caption tracks of lesson videos and their transcripts. */
+export const captionsModule: AppModule = async (app, deps) => {
+  const r = typed(app);
+  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req));
+  const transcripts = new captions.TranscriptCache(deps.clock);
+
+  r.get(
+    '/api/lessons/:id/captions',
+    {
+      schema: {
+        tags,
+        operationId: 'listLessonCaptions',
+        summary: 'Caption tracks of a lesson, default track first',
+        description: 'Open to course managers and to learners with an ACTIVE or COMPLETED enrollment (else 403 ENROLLMENT_REQUIRED).',
+        params: lessonParams,
+        response: { 200: envelope(captionTrackSchema.array()), ...commonErrors },
+      },
+    },
+    async (req) => ok(await captions.listCaptions(ctxOf(req), req.params.id)),
+  );
+
+  r.post(
+    '/api/lessons/:id/captions',
+    {
+      schema: {
+        tags,
+        operationId: 'createLessonCaption',
+        summary: 'Upload a WebVTT caption track (multipart/form-data)',
+        description:
+          'Requires canManageCourses. Fields: `file` (required; type text/vtt or text/plain, or a .vtt name; must begin ' +
+          'with WEBVTT and parse as WebVTT; at most 1 MB, else 413 PAYLOAD_TOO_LARGE), `language` (required; ISO 639-1, ' +
+          `one of SUPPORTED_CAPTION_LANGUAGES: ${SUPPORTED_CAPTION_LANGUAGES.join(', ')}), \`label\` (required, 1 to 80 ` +
+          'characters), `blockId` (optional; a video block of the lesson), `isDefault` (optional; "true", "1" or "on"; ' +
+          'demotes the other default of the same lesson video). The file is stored under a server-generated key.',
+        consumes: ['multipart/form-data'],
+        params: lessonParams,
+        body: captionUploadBodyDoc,
+        response: {
+          201: envelope(captionTrackSchema),
+          ...commonErrors,
+          409: errorEnvelope.describe('CONFLICT: a concurrent default change won twice; retry'),
+          413: errorEnvelope.describe('PAYLOAD_TOO_LARGE: file over 1 MB'),
+          415: errorEnvelope.describe('UNSUPPORTED_MEDIA_TYPE: body is not multipart/form-data'),
+        },
+      },
+    },
+    async (req, reply) =>
+      reply.code(201).send(ok(await captions.createCaption(ctxOf(req), req.params.id, () => readCaptionForm(req)))),
+  );
+
+  r.patch(
+    '/api/lessons/:id/captions/:captionId',
+    {
+      schema: {
+        tags,
+        operationId: 'updateLessonCaption',
+        summary: 'Change the label, language or default flag of a caption track',
+        description: 'Requires canManageCourses. isDefault true demotes the other default of the same (lesson, blockId).',
+        params: captionParams,
+        body: captionUpdateBody,
+        response: {
+          200: envelope(captionTrackSchema),
+          ...commonErrors,
+          409: errorEnvelope.describe('CONFLICT: a concurrent default change won twice; retry'),
+        },
+      },
+    },
+    async (req) => ok(await captions.updateCaption(ctxOf(req), req.params.id, req.params.captionId, req.body)),
+  );
+
+  r.delete(
+    '/api/lessons/:id/captions/:captionId',
+    {
+      schema: {
+        tags,
+        operationId: 'deleteLessonCaption',
+        summary: 'Delete a caption track and its stored file',
+        description: 'Requires canManageCourses. Removing the stored file is best-effort: the track is removed even if it fails.',
+        params: captionParams,
+        response: { 200: envelope(deletedSchema), ...commonErrors },
+      },
+    },
+    async (req) => ok(await captions.deleteCaption(ctxOf(req), transcripts, req.params.id, req.params.captionId)),
+  );
+
+  r.get(
+    '/api/lessons/:id/captions/:captionId/transcript',
+    {
+      schema: {
+        tags,
+        operationId: 'getLessonCaptionTranscript',
+        summary: 'The cues of a caption track as a transcript',
+        description:
+          'Parsed from the stored WebVTT file; cached server-side for 3600 s and sent with ' +
+          '`Cache-Control: private, max-age=3600`. 502 INTERNAL_ERROR when the stored file cannot be fetched.',
+        params: captionParams,
+        response: {
+          200: envelope(transcriptSchema),
+          ...commonErrors,
+          502: errorEnvelope.describe('INTERNAL_ERROR: the stored caption file could not be fetched'),
+        },
+      },
+    },
+    async (req, reply) => {
+      const transcript = await captions.getTranscript(ctxOf(req), transcripts, req.params.id, req.params.captionId);
+      reply.header('cache-control', TRANSCRIPT_CACHE_CONTROL);
+      return ok(transcript);
+    },
+  );
+};

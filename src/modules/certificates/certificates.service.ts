@@ -1,0 +1,155 @@
+import { randomBytes } from 'node:crypto';
+import { and, desc, eq, sql } from 'drizzle-orm';
+import PDFDocument from 'pdfkit';
+import type { Clock } from '../../platform/clock.js';
+import type { ServiceContext } from '../../platform/context.js';
+import type { CrmClient } from '../../platform/crm/types.js';
+import type { Db, Tx } from '../../platform/db/client.js';
+import { iso } from '../../platform/dto.js';
+import { newId } from '../../platform/ids.js';
+import { enqueue } from '../../platform/queue/queue.js';
+import { notFound, validationError } from '../../platform/http/errors.js';
+import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
+import type { Storage } from '../../platform/storage/types.js';
+import { newObjectKey } from '../../platform/storage/index.js';
+import type { Course } from '../courses/courses.tables.js';
+import type { Enrollment } from '../enrollments/enrollments.tables.js';
+import { institutionSlug } from '../institutions/institutions.service.js';
+import { certificates, type Certificate } from './certificates.tables.js';
+
+export const CERTIFICATE_PDF_JOB = 'certificates.renderPdf';
+// No 0/O/1/I: codes are read and typed by people.
+const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+
+export function verificationCode(length = 12): string {
+  const bytes = randomBytes(length);
+  return Array.from(bytes, (b) => CODE_ALPHABET[b % CODE_ALPHABET.length]).join('');
+}
+
+function addMonths(d: Date, months: number) {
+  const r = new Date(d);
+  r.setUTCMonth(r.getUTCMonth() + months);
+  return r;
+}
+
+/**
+ * Issue the certificate of a completed enrollment, in the completing transaction; the PDF is
+ * rendered by the worker so the transaction stays short. One certificate per enrollment.
+ */
+export async function issueCertificate(tx: Tx, clock: Clock, course: Course, enrollment: Enrollment, validityMonths: number | null): Promise<Certificate | null> {
+  const now = clock.now();
+  const id = newId();
+  const number = `CERT-${now.getUTCFullYear()}-${id.replace(/-/g, '').slice(-10).toUpperCase()}`;
+  const [row] = await tx
+    .insert(certificates)
+    .values({
+      id,
+      institutionId: enrollment.institutionId,
+      courseId: course.id,
+      enrollmentId: enrollment.id,
+      studentId: enrollment.studentId,
+      courseTitle: course.title,
+      certificateNumber: number,
+      verificationCode: verificationCode(),
+      finalScore: enrollment.finalScore,
+      issuedAt: now,
+      expiresAt: validityMonths ? addMonths(now, validityMonths) : null,
+    })
+    .onConflictDoNothing()
+    .returning();
+  if (!row) return null;
+  await enqueue(tx, clock, CERTIFICATE_PDF_JOB, { certificateId: row.id }, { institutionId: row.institutionId });
+  return row;
+}
+
+export function renderCertificatePdf(c: Certificate, holderName: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const doc = new PDFDocument({ size: 'A4', layout: 'landscape', margin: 60, info: { Title: `Certificate ${c.certificateNumber}` } });
+    const chunks: Buffer[] = [];
+    doc.on('data', (chunk: Buffer) => chunks.push(chunk));
+    doc.on('end', () => resolve(Buffer.concat(chunks)));
+    doc.on('error', reject);
+    doc.fontSize(34).text('Certificate of Completion', { align: 'center' });
+    doc.moveDown(1.5).fontSize(16).text('This certifies that', { align: 'center' });
+    doc.moveDown(0.5).fontSize(26).text(holderName, { align: 'center' });
+    doc.moveDown(0.5).fontSize(16).text('has completed the course', { align: 'center' });
+    doc.moveDown(0.5).fontSize(22).text(c.courseTitle, { align: 'center' });
+    doc.moveDown(1.5).fontSize(12).text(`Issued ${c.issuedAt.toISOString().slice(0, 10)}${c.expiresAt ? ` · valid until ${c.expiresAt.toISOString().slice(0, 10)}` : ''}`, { align: 'center' });
+    doc.text(`Certificate number ${c.certificateNumber} · verification code ${c.verificationCode}`, { align: 'center' });
+    doc.end();
+  });
+}
+
+interface PdfDeps {
+  db: Db;
+  crm: CrmClient;
+  clock: Clock;
+  storage: Storage;
+}
+
+async function holderName(deps: PdfDeps, c: Certificate) {
+  const slug = await institutionSlug(deps, c.institutionId).catch(() => null);
+  const name = slug ? await deps.crm.displayNameOrNull(slug, c.studentId) : null;
+  return name ?? `Student ${c.studentId}`;
+}
+
+/** Worker job: render and store the PDF once. */
+export function certificateJobs(deps: PdfDeps) {
+  return {
+    [CERTIFICATE_PDF_JOB]: async (job: { payload: Record<string, unknown> }) => {
+      const [c] = await deps.db.select().from(certificates).where(eq(certificates.id, String(job.payload.certificateId))).limit(1);
+      if (!c || c.pdfKey) return;
+      const pdf = await renderCertificatePdf(c, await holderName(deps, c));
+      const key = newObjectKey(c.institutionId, 'certificates', 'pdf');
+      await deps.storage.put(key, pdf, 'application/pdf');
+      await deps.db.update(certificates).set({ pdfKey: key }).where(and(eq(certificates.id, c.id), sql`${certificates.pdfKey} is null`));
+    },
+  };
+}
+
+export async function toCertificateDto(storage: Storage, c: Certificate) {
+  return {
+    id: c.id,
+    courseId: c.courseId,
+    enrollmentId: c.enrollmentId,
+    studentId: c.studentId,
+    courseTitle: c.courseTitle,
+    certificateNumber: c.certificateNumber,
+    verificationCode: c.verificationCode,
+    finalScore: c.finalScore,
+    issuedAt: iso(c.issuedAt) as string,
+    expiresAt: iso(c.expiresAt),
+    pdfUrl: c.pdfKey ? await storage.urlFor(c.pdfKey) : null,
+  };
+}
+
+/** GET /api/certificates — the caller's certificates, newest first. */
+export async function myCertificates(ctx: ServiceContext, q: { page: number; perPage?: number; limit?: number }) {
+  const page = toPage(q);
+  const where = and(eq(certificates.institutionId, ctx.institutionId), eq(certificates.studentId, ctx.actor.personId));
+  const [rows, [{ total }]] = await Promise.all([
+    ctx.db.select().from(certificates).where(where).orderBy(desc(certificates.issuedAt), desc(certificates.id)).limit(page.perPage).offset(pageOffset(page)),
+    ctx.db.select({ total: sql<number>`count(*)::int` }).from(certificates).where(where),
+  ]);
+  return { rows: await Promise.all(rows.map((c) => toCertificateDto(ctx.storage, c))), meta: pageMeta(page, total) };
+}
+
+/**
+ * GET /api/certificates/verify?code= — public. Only validity, course title, dates and the
+ * holder's display name: nothing else about the holder.
+ */
+export async function verifyCertificate(deps: PdfDeps, code: string | undefined) {
+  const normalized = (code ?? '').trim().toUpperCase();
+  if (!normalized) throw validationError('code is required', [{ field: 'querystring.code', message: 'required' }]);
+  const [c] = await deps.db.select().from(certificates).where(eq(certificates.verificationCode, normalized)).limit(1);
+  if (!c) throw notFound('Certificate');
+  const now = deps.clock.now();
+  return {
+    valid: !c.expiresAt || c.expiresAt.getTime() > now.getTime(),
+    certificateNumber: c.certificateNumber,
+    courseTitle: c.courseTitle,
+    issuedAt: iso(c.issuedAt) as string,
+    expiresAt: iso(c.expiresAt),
+    holderName: await holderName(deps, c),
+  };
+}

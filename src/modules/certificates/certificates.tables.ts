@@ -1,0 +1,30 @@
+import { index, pgTable, real, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const certificates = pgTable(
+  'certificates',
+  {
+    id: text('id').primaryKey(),
+    institutionId: text('institution_id').notNull(),
+    courseId: text('course_id').notNull(),
+    enrollmentId: text('enrollment_id').notNull(),
+    studentId: text('student_id').notNull(),
+    courseTitle: text('course_title').notNull(),
+    certificateNumber: text('certificate_number').notNull(),
+    /** Public code for verification; unguessable. */
+    verificationCode: text('verification_code').notNull(),
+    finalScore: real('final_score'),
+    pdfKey: text('pdf_key'),
+    issuedAt: ts('issued_at').notNull(),
+    expiresAt: ts('expires_at'),
+  },
+  (t) => [
+    uniqueIndex('certificates_enrollment_uq').on(t.institutionId, t.enrollmentId),
+    uniqueIndex('certificates_code_uq').on(t.verificationCode),
+    uniqueIndex('certificates_number_uq').on(t.institutionId, t.certificateNumber),
+    index('certificates_inst_student_idx').on(t.institutionId, t.studentId),
+  ],
+);
+
+export type Certificate = typeof certificates.$inferSelect;

@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import { paginationFields } from '../../platform/http/pagination.js';
+import { COURSE_STATUSES, DRIP_MODES, LESSON_TYPES } from './courses.tables.js';
+
+const title = z.string().trim().min(1, 'required').max(200);
+const isoDateTime = z.string().datetime({ offset: true }).describe('ISO 8601 timestamp');
+const ts = z.string().describe('ISO 8601 timestamp');
+
+export const courseSchema = z.object({
+  id: z.string(),
+  institutionId: z.string(),
+  title: z.string(),
+  description: z.string().nullable(),
+  categoryId: z.string().nullable(),
+  ownerId: z.string(),
+  status: z.enum(COURSE_STATUSES),
+  maxEnrollments: z.number().int().nullable(),
+  dripMode: z.enum(DRIP_MODES),
+  certificateEnabled: z.boolean(),
+  certificateValidityMonths: z.number().int().nullable(),
+  thumbnailUrl: z.string().nullable(),
+  estimatedDuration: z.number().int().nullable().describe('minutes'),
+  passingScore: z.number().int().nullable(),
+  publishedAt: ts.nullable(),
+  archivedAt: ts.nullable(),
+  createdAt: ts,
+  updatedAt: ts,
+});
+
+const courseFields = {
+  title,
+  description: z.string().max(20_000).nullable().optional(),
+  categoryId: z.string().min(1).nullable().optional(),
+  maxEnrollments: z.number().int().min(1).max(1_000_000).nullable().optional(),
+  dripMode: z.enum(DRIP_MODES).optional(),
+  certificateEnabled: z.boolean().optional(),
+  certificateValidityMonths: z.number().int().min(1).max(600).nullable().optional(),
+  thumbnailUrl: z.string().url().max(2000).nullable().optional(),
+  estimatedDuration: z.number().int().min(0).max(1_000_000).nullable().optional(),
+  passingScore: z.number().int().min(0).max(100).nullable().optional(),
+};
+
+export const createCourseBody = z.object(courseFields);
+export const updateCourseBody = z.object({ ...courseFields, title: title.optional() });
+export const publishBody = z.object({ status: z.enum(['PUBLISHED', 'DRAFT']) });
+
+export const listCoursesQuery = z.object({
+  ...paginationFields,
+  status: z.enum(COURSE_STATUSES).optional(),
+  categoryId: z.string().optional(),
+  ownerId: z.string().optional(),
+  search: z.string().trim().min(1).max(200).optional(),
+});
+
+export const moduleSchema = z.object({
+  id: z.string(),
+  courseId: z.string(),
+  title: z.string(),
+  order: z.number().int(),
+  createdAt: ts,
+  updatedAt: ts,
+});
+export const createModuleBody = z.object({ title, order: z.number().int().min(0).max(100_000).optional() });
+export const updateModuleBody = z.object({ title: title.optional(), order: z.number().int().min(0).max(100_000).optional() });
+
+export const lessonBlockSchema = z.object({ id: z.string().min(1).max(100), type: z.string().min(1).max(50) }).passthrough();
+
+export const lessonSchema = z.object({
+  id: z.string(),
+  courseId: z.string(),
+  moduleId: z.string().nullable(),
+  title: z.string(),
+  type: z.enum(LESSON_TYPES),
+  order: z.number().int(),
+  content: z.string().nullable(),
+  videoUrl: z.string().nullable(),
+  durationSeconds: z.number().int().nullable(),
+  isRequired: z.boolean(),
+  unlockAfterDays: z.number().int().nullable(),
+  unlockAt: ts.nullable(),
+  blocks: z.array(lessonBlockSchema),
+  createdAt: ts,
+  updatedAt: ts,
+});
+
+const lessonFields = {
+  title,
+  type: z.enum(LESSON_TYPES),
+  moduleId: z.string().min(1).nullable().optional(),
+  order: z.number().int().min(0).max(100_000).optional(),
+  content: z.string().max(500_000).nullable().optional(),
+  videoUrl: z.string().url().max(2000).nullable().optional(),
+  durationSeconds: z.number().int().min(0).max(86_400 * 7).nullable().optional(),
+  isRequired: z.boolean().optional(),
+  unlockAfterDays: z.number().int().min(0).max(3650).nullable().optional(),
+  unlockAt: isoDateTime.nullable().optional(),
+  blocks: z.array(lessonBlockSchema).max(200).optional(),
+};
+export const createLessonBody = z.object(lessonFields);
+export const updateLessonBody = z.object({ ...lessonFields, title: title.optional(), type: z.enum(LESSON_TYPES).optional() });
+
+export const moduleWithLessonsSchema = moduleSchema.extend({ lessons: z.array(lessonSchema) });
+
+export const categorySchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  createdAt: ts,
+});
+export const createCategoryBody = z.object({ name: z.string().trim().min(1).max(100), description: z.string().max(2000).nullable().optional() });
+
+export const idParams = z.object({ id: z.string().min(1) });

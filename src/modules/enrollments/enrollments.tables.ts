@@ -1,0 +1,103 @@
+import { boolean, index, integer, jsonb, pgTable, real, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { courses, lessons } from '../courses/courses.tables.js';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const ENROLLMENT_STATUSES = ['ACTIVE', 'DROPPED', 'COMPLETED'] as const;
+export type EnrollmentStatus = (typeof ENROLLMENT_STATUSES)[number];
+
+export const enrollments = pgTable(
+  'enrollments',
+  {
+    id: text('id').primaryKey(),
+    institutionId: text('institution_id').notNull(),
+    courseId: text('course_id').notNull().references(() => courses.id, { onDelete: 'cascade' }),
+    /** The student's CRM Contact id. */
+    studentId: text('student_id').notNull(),
+    status: text('status', { enum: ENROLLMENT_STATUSES }).notNull().default('ACTIVE'),
+    progress: integer('progress').notNull().default(0),
+    finalScore: real('final_score'),
+    enrolledBy: text('enrolled_by'),
+    enrolledAt: ts('enrolled_at').notNull(),
+    completedAt: ts('completed_at'),
+    droppedAt: ts('dropped_at'),
+    lastAccessedAt: ts('last_accessed_at'),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('enrollments_inst_course_student_uq').on(t.institutionId, t.courseId, t.studentId),
+    index('enrollments_inst_student_idx').on(t.institutionId, t.studentId, t.status),
+    index('enrollments_inst_course_status_idx').on(t.institutionId, t.courseId, t.status),
+  ],
+);
+
+export const lessonProgress = pgTable(
+  'lesson_progress',
+  {
+    id: text('id').primaryKey(),
+    institutionId: text('institution_id').notNull(),
+    enrollmentId: text('enrollment_id').notNull().references(() => enrollments.id, { onDelete: 'cascade' }),
+    lessonId: text('lesson_id').notNull().references(() => lessons.id, { onDelete: 'cascade' }),
+    studentId: text('student_id').notNull(),
+    completed: boolean('completed').notNull().default(false),
+    completedAt: ts('completed_at'),
+    progressPercent: integer('progress_percent').notNull().default(0),
+    positionSeconds: integer('position_seconds'),
+    pdfPage: integer('pdf_page'),
+    pdfTotalPages: integer('pdf_total_pages'),
+    score: real('score'),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('lesson_progress_enrollment_lesson_uq').on(t.institutionId, t.enrollmentId, t.lessonId)],
+);
+
+/** Learner player events (play, pause, seek, complete…), stored as they come. */
+export const learnerEvents = pgTable(
+  'learner_events',
+  {
+    id: text('id').primaryKey(),
+    institutionId: text('institution_id').notNull(),
+    lessonId: text('lesson_id').notNull(),
+    studentId: text('student_id').notNull(),
+    type: text('type').notNull(),
+    positionSeconds: real('position_seconds'),
+    data: jsonb('data').$type<Record<string, unknown>>().notNull().default({}),
+    occurredAt: ts('occurred_at').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('learner_events_inst_lesson_student_idx').on(t.institutionId, t.lessonId, t.studentId, t.createdAt)],
+);
+
+export const lessonInteractions = pgTable(
+  'lesson_interactions',
+  {
+    id: text('id').primaryKey(),
+    institutionId: text('institution_id').notNull(),
+    lessonId: text('lesson_id').notNull(),
+    studentId: text('student_id').notNull(),
+    kind: text('kind').notNull(),
+    targetId: text('target_id'),
+    data: jsonb('data').$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('lesson_interactions_inst_lesson_student_idx').on(t.institutionId, t.lessonId, t.studentId)],
+);
+
+export const blockAnswers = pgTable(
+  'block_answers',
+  {
+    id: text('id').primaryKey(),
+    institutionId: text('institution_id').notNull(),
+    lessonId: text('lesson_id').notNull(),
+    blockId: text('block_id').notNull(),
+    studentId: text('student_id').notNull(),
+    answer: jsonb('answer').$type<unknown>().notNull(),
+    isCorrect: boolean('is_correct'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('block_answers_uq').on(t.institutionId, t.lessonId, t.blockId, t.studentId)],
+);
+
+export type Enrollment = typeof enrollments.$inferSelect;
+export type LessonProgress = typeof lessonProgress.$inferSelect;

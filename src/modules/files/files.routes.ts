@@ -1,0 +1,208 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { AppModule } from '../types.js';
+import { typed } from '../types.js';
+import { commonErrors, envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
+import { AppError } from '../../platform/http/errors.js';
+import { serviceContext, type Deps } from '../../platform/context.js';
+import { actorOf } from '../../platform/auth/auth-plugin.js';
+import { DOWNLOAD_PATH_PREFIX, UPLOAD_PATH_PREFIX } from '../../platform/storage/signed-urls.js';
+import {
+  fileSchema,
+  listFilesQuery,
+  presignBody,
+  presignSchema,
+  registerFileBody,
+  signedQuery,
+  storedObjectSchema,
+} from './files.schemas.js';
+import * as filesService from './files.service.js';
+
+const tags = ['files'];
+
+/** The request body, at most `limit` bytes (413 PAYLOAD_TOO_LARGE beyond). */
+function readLimited(req: FastifyRequest, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const stream = req.raw;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (err: Error | null) => {
+      if (done) return;
+      done = true;
+      stream.off('data', onData).off('end', onEnd).off('error', onError);
+      if (err) reject(err);
+      else resolve(Buffer.concat(chunks, size));
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        stream.resume(); // drain the rest; nothing more is kept
+        finish(new AppError('PAYLOAD_TOO_LARGE', `This upload URL accepts at most ${limit} bytes`));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => finish(null);
+    const onError = (err: Error) => finish(new AppError('VALIDATION_ERROR', `Upload interrupted: ${err.message}`));
+    stream.on('data', onData).on('end', onEnd).on('error', onError);
+  });
+}
+
+const contentLengthOf = (req: FastifyRequest) => {
+  const v = req.headers['content-length'];
+  return typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : undefined;
+};
+
+/**
+ * Keys from `newObjectKey` have three segments (`<tenant>/<kind>/<object>`): the documented
+ * routes name them, so OpenAPI shows real path parameters. A hidden wildcard twin of each route
+ * serves any other key depth the storage layer allows (the signature still decides).
+ */
+const KEY_PATH = ':tenant/:kind/:object';
+const keyParams = z.object({ tenant: z.string(), kind: z.string(), object: z.string() });
+
+function keyOf(req: FastifyRequest): string {
+  const p = req.params as Record<string, string | undefined>;
+  if (p['*'] !== undefined) return p['*'];
+  return [p.tenant, p.kind, p.object].join('/');
+}
+
+/**
+ * The signed local-storage routes are public (the signature is the credential) and live in
+ * their own scope, where every body is left unparsed so the upload handler can stream it.
+ */
+async function signedRoutes(scope: FastifyInstance, deps: Deps) {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+  const r = typed(scope);
+
+  const uploadHandler = async (req: FastifyRequest<{ Querystring: z.infer<typeof signedQuery> }>, reply: FastifyReply) => {
+    const stored = await filesService.acceptSignedUpload(deps, {
+      key: keyOf(req),
+      query: req.query,
+      contentType: req.headers['content-type'],
+      contentLength: contentLengthOf(req),
+      readBody: (limit) => readLimited(req, limit),
+    });
+    return reply.code(201).send(ok(stored));
+  };
+
+  const downloadHandler = async (req: FastifyRequest<{ Querystring: z.infer<typeof signedQuery> }>, reply: FastifyReply) => {
+    const { object, body, maxAgeSeconds } = await filesService.readSignedDownload(deps, { key: keyOf(req), query: req.query });
+    const inline = /^(image|video|audio)\/|^application\/pdf$|^text\/(plain|vtt|csv|markdown)$/.test(object.contentType);
+    return reply
+      .header('content-type', object.contentType)
+      .header('cache-control', `private, max-age=${maxAgeSeconds}`)
+      .header('content-disposition', inline ? 'inline' : 'attachment')
+      .header('content-security-policy', "default-src 'none'; sandbox")
+      .send(body);
+  };
+
+  const uploadSchema = {
+    tags,
+    operationId: 'putSignedUpload',
+    summary: 'Upload the bytes of a file to a presigned URL (local storage)',
+    description:
+      'The URL comes from POST /api/upload; its signature grants one key, one Content-Type (else 415) and a size ' +
+      'limit (else 413) until it expires (expired or altered → 403 FORBIDDEN). An existing object is never ' +
+      'replaced (409 CONFLICT). The body is the raw file.',
+    querystring: signedQuery,
+    response: {
+      201: envelope(storedObjectSchema),
+      403: errorEnvelope,
+      409: errorEnvelope,
+      413: errorEnvelope,
+      415: errorEnvelope,
+      429: errorEnvelope,
+    },
+  };
+
+  const downloadSchema = {
+    tags,
+    operationId: 'getSignedFile',
+    summary: 'Download a stored object through a signed URL (local storage)',
+    description: 'Signed URLs come from file rows (`url`) and caption tracks (`vttUrl`). Expired or altered → 403 FORBIDDEN.',
+    querystring: signedQuery,
+    response: {
+      200: {
+        description: 'the object bytes, with its stored Content-Type',
+        content: { 'application/octet-stream': { schema: z.string().describe('binary') } },
+      },
+      403: errorEnvelope,
+      404: errorEnvelope,
+      429: errorEnvelope,
+    },
+  };
+
+  const config = { auth: 'public' as const };
+  r.put(`${UPLOAD_PATH_PREFIX}${KEY_PATH}`, { config, schema: { ...uploadSchema, params: keyParams } }, uploadHandler);
+  r.put(`${UPLOAD_PATH_PREFIX}*`, { config, schema: { ...uploadSchema, hide: true } }, uploadHandler);
+  r.get(`${DOWNLOAD_PATH_PREFIX}${KEY_PATH}`, { config, schema: { ...downloadSchema, params: keyParams } }, downloadHandler);
+  r.get(`${DOWNLOAD_PATH_PREFIX}*`, { config, schema: { ...downloadSchema, hide: true } }, downloadHandler);
+}
+
+/** Spec 4.9: presigned uploads, registered files, and the local-storage signed URLs. */
+export const filesModule: AppModule = async (app, deps) => {
+  const r = typed(app);
+  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req));
+
+  r.post(
+    '/api/upload',
+    {
+      schema: {
+        tags,
+        operationId: 'createUploadUrl',
+        summary: 'Obtain a presigned upload address for a new file',
+        description:
+          'Returns a URL to PUT the bytes to (with `headers`), valid for 15 minutes, under a server-generated key. ' +
+          'Then register the key with POST /api/files. 400 for a disallowed content type or a size over its limit.',
+        body: presignBody,
+        response: { 200: envelope(presignSchema), ...commonErrors },
+      },
+    },
+    async (req) => ok(await filesService.presignUpload(ctxOf(req), req.body)),
+  );
+
+  r.get(
+    '/api/files',
+    {
+      schema: {
+        tags,
+        operationId: 'listFiles',
+        summary: "Files of the caller's institution, newest first",
+        description: 'Course managers see every file of the institution; other users see the files they registered.',
+        querystring: listFilesQuery,
+        response: { 200: pagedEnvelope(fileSchema), ...commonErrors },
+      },
+    },
+    async (req) => {
+      const { rows, meta } = await filesService.listFiles(ctxOf(req), req.query);
+      return paged(rows, meta);
+    },
+  );
+
+  r.post(
+    '/api/files',
+    {
+      schema: {
+        tags,
+        operationId: 'registerFile',
+        summary: 'Register an uploaded object as a file',
+        description:
+          "The key must come from POST /api/upload for the caller's institution and the object must exist (else 400); " +
+          'the size is read from storage. 409 when the key is already registered.',
+        body: registerFileBody,
+        response: {
+          201: envelope(fileSchema),
+          ...commonErrors,
+          409: errorEnvelope,
+          413: errorEnvelope,
+        },
+      },
+    },
+    async (req, reply) => reply.code(201).send(ok(await filesService.registerFile(ctxOf(req), req.body))),
+  );
+
+  await app.register(async (scope) => signedRoutes(scope, deps));
+};

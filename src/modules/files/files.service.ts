@@ -1,0 +1,268 @@
+import { and, count, desc, eq, ilike, type SQL } from 'drizzle-orm';
+import type { Deps, ServiceContext } from '../../platform/context.js';
+import { canManageCourses } from '../../platform/auth/permissions.js';
+import { AppError, conflict, notFound, validationError } from '../../platform/http/errors.js';
+import type { PageMeta } from '../../platform/http/envelope.js';
+import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
+import { newId } from '../../platform/ids.js';
+import { isStorageError, isValidKey, newObjectKey, type StoredObject } from '../../platform/storage/index.js';
+import { verifySignedUrl, type VerifyFailure } from '../../platform/storage/signed-urls.js';
+import { courses, lessons } from '../courses/courses.tables.js';
+import { files, type FileRow } from './files.tables.js';
+import {
+  baseContentType,
+  uploadTypeOf,
+  type FileDto,
+  type ListFilesQuery,
+  type PresignDto,
+  type PresignInput,
+  type RegisterFileInput,
+} from './files.schemas.js';
+
+/** How long a presigned upload URL stays valid. */
+export const UPLOAD_URL_EXPIRY_SECONDS = 15 * 60;
+const KEY_KIND = 'uploads';
+
+/**
+ * Keys a caller of `institutionId` may register: `<tenant>/uploads/…`, the prefix
+ * `newObjectKey` gives the uploads of that institution (derived from it, not re-implemented).
+ */
+export function uploadPrefixOf(institutionId: string): string {
+  const sample = newObjectKey(institutionId, KEY_KIND, 'bin');
+  return sample.slice(0, sample.lastIndexOf('/') + 1);
+}
+
+const UNIQUE_VIOLATION = '23505';
+function isUniqueViolation(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { code?: unknown }).code === UNIQUE_VIOLATION) return true;
+  }
+  return false;
+}
+
+async function toDto(ctx: Pick<ServiceContext, 'storage'>, f: FileRow): Promise<FileDto> {
+  return {
+    id: f.id,
+    key: f.key,
+    name: f.name,
+    contentType: f.contentType,
+    size: f.size,
+    courseId: f.courseId,
+    lessonId: f.lessonId,
+    uploadedBy: f.uploadedBy,
+    createdAt: f.createdAt.toISOString(),
+    url: await ctx.storage.urlFor(f.key),
+  };
+}
+
+// ── presign ────────────────────────────────────────────────────────────────────
+
+/** A presigned PUT for a new server-generated key of the caller's institution. */
+export async function presignUpload(ctx: ServiceContext, input: PresignInput): Promise<PresignDto> {
+  const type = uploadTypeOf(input.contentType);
+  if (!type) {
+    throw validationError('This content type may not be uploaded', [
+      { field: 'body.contentType', message: `content type ${JSON.stringify(input.contentType)} is not allowed` },
+    ]);
+  }
+  if (input.size > type.maxBytes) {
+    throw validationError('The file is too large for its type', [
+      { field: 'body.size', message: `${type.category} files may be at most ${type.maxBytes} bytes` },
+    ]);
+  }
+  const key = newObjectKey(ctx.institutionId, KEY_KIND, type.ext);
+  const signed = await ctx.storage.presignUpload(key, type.contentType, input.size, UPLOAD_URL_EXPIRY_SECONDS);
+  return {
+    uploadUrl: signed.url,
+    method: 'PUT',
+    key: signed.key,
+    headers: signed.headers,
+    contentType: type.contentType,
+    maxBytes: signed.maxBytes,
+    expiresAt: signed.expiresAt,
+  };
+}
+
+// ── register, list ─────────────────────────────────────────────────────────────
+
+async function assertCourseAndLesson(ctx: ServiceContext, courseId?: string, lessonId?: string) {
+  let resolvedCourseId = courseId ?? null;
+  if (courseId) {
+    const [c] = await ctx.db
+      .select({ id: courses.id })
+      .from(courses)
+      .where(and(eq(courses.id, courseId), eq(courses.institutionId, ctx.institutionId)))
+      .limit(1);
+    if (!c) throw notFound('Course');
+  }
+  if (lessonId) {
+    const [l] = await ctx.db
+      .select({ id: lessons.id, courseId: lessons.courseId })
+      .from(lessons)
+      .where(and(eq(lessons.id, lessonId), eq(lessons.institutionId, ctx.institutionId)))
+      .limit(1);
+    if (!l) throw notFound('Lesson');
+    if (courseId && l.courseId !== courseId) {
+      throw validationError('The lesson is not part of this course', [{ field: 'body.lessonId', message: 'lesson of another course' }]);
+    }
+    resolvedCourseId = l.courseId;
+  }
+  return { courseId: resolvedCourseId, lessonId: lessonId ?? null };
+}
+
+/**
+ * Register an uploaded object as a file of the caller's institution. The key must be one of
+ * this institution's upload keys and the object must exist; its size comes from storage.
+ */
+export async function registerFile(ctx: ServiceContext, input: RegisterFileInput): Promise<FileDto> {
+  const keyIssue = (message: string) => validationError(message, [{ field: 'body.key', message }]);
+  if (!isValidKey(input.key) || !input.key.startsWith(uploadPrefixOf(ctx.institutionId))) {
+    throw keyIssue("key is not an upload key of the caller's institution");
+  }
+  const type = uploadTypeOf(input.contentType);
+  if (!type) {
+    throw validationError('This content type may not be uploaded', [
+      { field: 'body.contentType', message: `content type ${JSON.stringify(input.contentType)} is not allowed` },
+    ]);
+  }
+  const { courseId, lessonId } = await assertCourseAndLesson(ctx, input.courseId, input.lessonId);
+
+  const stored: StoredObject | null = await ctx.storage.stat(input.key);
+  if (!stored) throw keyIssue('no uploaded object under this key');
+  if (baseContentType(stored.contentType) !== type.contentType) {
+    throw validationError('The content type does not match the upload', [
+      { field: 'body.contentType', message: `the object was uploaded as ${stored.contentType}` },
+    ]);
+  }
+  if (stored.size > type.maxBytes) {
+    // A presigned S3 PUT cannot limit the size: refuse and remove an oversized object here.
+    await ctx.storage.delete(input.key).catch((e: unknown) => {
+      ctx.log.warn(`[lms] oversized upload ${input.key} not removed: ${(e as Error)?.message ?? e}`);
+    });
+    throw new AppError('PAYLOAD_TOO_LARGE', `${type.category} files may be at most ${type.maxBytes} bytes`);
+  }
+  if (input.size !== undefined && input.size !== stored.size) {
+    throw validationError('The size does not match the upload', [
+      { field: 'body.size', message: `the uploaded object has ${stored.size} bytes` },
+    ]);
+  }
+
+  let row: FileRow;
+  try {
+    [row] = (await ctx.db
+      .insert(files)
+      .values({
+        id: newId(),
+        institutionId: ctx.institutionId,
+        key: input.key,
+        name: input.name,
+        contentType: type.contentType,
+        size: stored.size,
+        courseId,
+        lessonId,
+        uploadedBy: ctx.actor.personId,
+        createdAt: ctx.clock.now(),
+      })
+      .returning()) as [FileRow];
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict('This upload is already registered');
+    throw err;
+  }
+  return toDto(ctx, row);
+}
+
+const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`;
+
+/**
+ * Files of the caller's institution, newest first. Course managers see every file; anyone
+ * else sees the files they registered.
+ */
+export async function listFiles(ctx: ServiceContext, query: ListFilesQuery): Promise<{ rows: FileDto[]; meta: PageMeta }> {
+  const page = toPage(query);
+  const where = and(
+    eq(files.institutionId, ctx.institutionId),
+    canManageCourses(ctx.actor) ? undefined : eq(files.uploadedBy, ctx.actor.personId),
+    query.search ? ilike(files.name, containsPattern(query.search)) : undefined,
+    query.courseId ? eq(files.courseId, query.courseId) : undefined,
+    query.lessonId ? eq(files.lessonId, query.lessonId) : undefined,
+  ) as SQL;
+  const [rows, [total]] = await Promise.all([
+    ctx.db
+      .select()
+      .from(files)
+      .where(where)
+      .orderBy(desc(files.createdAt), desc(files.id))
+      .limit(page.perPage)
+      .offset(pageOffset(page)),
+    ctx.db.select({ n: count() }).from(files).where(where),
+  ]);
+  return { rows: await Promise.all(rows.map((r) => toDto(ctx, r))), meta: pageMeta(page, total?.n ?? 0) };
+}
+
+// ── signed local-storage URLs (public routes) ──────────────────────────────────
+
+export type SignedDeps = Pick<Deps, 'storage' | 'clock' | 'config' | 'log'>;
+
+function refuse(reason: VerifyFailure, what: 'upload' | 'download'): AppError {
+  return new AppError('FORBIDDEN', reason === 'expired' ? `The ${what} URL has expired` : `The ${what} URL is not valid`, { reason });
+}
+
+export interface SignedUploadRequest {
+  key: string;
+  query: Record<string, unknown>;
+  contentType: string | undefined;
+  contentLength: number | undefined;
+  /** Reads the request body, refusing (413) past `limit` bytes. */
+  readBody: (limit: number) => Promise<Buffer>;
+}
+
+/**
+ * `PUT /api/upload/<key>` for the local driver: the URL's signature grants one key, one
+ * content type (else 415) and a size limit (else 413); an existing object is never replaced.
+ */
+export async function acceptSignedUpload(deps: SignedDeps, req: SignedUploadRequest): Promise<StoredObject> {
+  const verified = verifySignedUrl({
+    authSecret: deps.config.AUTH_SECRET,
+    method: 'PUT',
+    key: req.key,
+    query: req.query,
+    now: deps.clock.now(),
+  });
+  if (!verified.ok) throw refuse(verified.reason, 'upload');
+  if (verified.method !== 'PUT') throw refuse('malformed', 'upload');
+  if (baseContentType(req.contentType) !== baseContentType(verified.contentType)) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', `This upload URL accepts Content-Type ${verified.contentType} only`);
+  }
+  if (req.contentLength !== undefined && req.contentLength > verified.maxBytes) {
+    throw new AppError('PAYLOAD_TOO_LARGE', `This upload URL accepts at most ${verified.maxBytes} bytes`);
+  }
+  if (await deps.storage.exists(verified.key)) throw conflict('An object already exists under this key');
+  const body = await req.readBody(verified.maxBytes);
+  try {
+    return await deps.storage.put(verified.key, body, verified.contentType);
+  } catch (err) {
+    if (isStorageError(err, 'ALREADY_EXISTS')) throw conflict('An object already exists under this key');
+    throw err;
+  }
+}
+
+/** `GET /api/files/raw/<key>` for the local driver: the object's bytes for a signed URL. */
+export async function readSignedDownload(
+  deps: SignedDeps,
+  req: { key: string; query: Record<string, unknown> },
+): Promise<{ object: StoredObject; body: Buffer; maxAgeSeconds: number }> {
+  const now = deps.clock.now();
+  const verified = verifySignedUrl({ authSecret: deps.config.AUTH_SECRET, method: 'GET', key: req.key, query: req.query, now });
+  if (!verified.ok) throw refuse(verified.reason, 'download');
+  const object = await deps.storage.stat(verified.key);
+  if (!object) throw notFound('File');
+  let body: Buffer;
+  try {
+    body = await deps.storage.get(verified.key);
+  } catch (err) {
+    if (isStorageError(err, 'NOT_FOUND')) throw notFound('File');
+    throw err;
+  }
+  const maxAgeSeconds = Math.max(0, Math.min(3600, verified.expiresAt - Math.floor(now.getTime() / 1000)));
+  return { object, body, maxAgeSeconds };
+}

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import type { AppModule } from '../types.js';
+import { envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
+import { AppError } from '../../platform/http/errors.js';
+
+/** Liveness and readiness probes, public and outside /api. */
+export const healthModule: AppModule = async (app, deps) => {
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        tags: ['health'],
+        operationId: 'healthz',
+        summary: 'The process is alive',
+        response: { 200: envelope(z.object({ status: z.literal('ok') })) },
+      },
+    },
+    async () => ok({ status: 'ok' as const }),
+  );
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['health'],
+        operationId: 'readyz',
+        summary: 'The database is reachable',
+        response: { 200: envelope(z.object({ status: z.literal('ready'), database: z.string() })), 503: errorEnvelope },
+      },
+    },
+    async () => {
+      try {
+        await deps.database.ping();
+      } catch {
+        throw new AppError('SERVICE_UNAVAILABLE', 'Database is not reachable');
+      }
+      return ok({ status: 'ready' as const, database: deps.database.driver });
+    },
+  );
+};

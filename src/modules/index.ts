@@ -1,0 +1,31 @@
+import type { AppModule } from './types.js';
+import { healthModule } from './health/health.routes.js';
+import { authModule } from './auth/auth.routes.js';
+import { notesModule } from './notes/notes.routes.js';
+import { captionsModule } from './captions/captions.routes.js';
+import { filesModule } from './files/files.routes.js';
+import { coursesModule } from './courses/courses.routes.js';
+import { enrollmentsModule } from './enrollments/enrollments.routes.js';
+import { learnModule } from './learn/learn.routes.js';
+import { progressModule } from './progress/progress.routes.js';
+import { certificatesModule } from './certificates/certificates.routes.js';
+import { settingsModule } from './settings/settings.routes.js';
+import { syncModule } from './sync/sync.routes.js';
+import { devModule } from './dev/dev.routes.js';
+
+/** Every domain module, in registration order. */
+export const modules: AppModule[] = [
+  healthModule,
+  authModule,
+  settingsModule,
+  coursesModule,
+  enrollmentsModule,
+  learnModule,
+  progressModule,
+  certificatesModule,
+  syncModule,
+  notesModule,
+  captionsModule,
+  filesModule,
+  devModule,
+];

@@ -1,0 +1,188 @@
+import { and, asc, desc, eq, ilike, ne, or, sql, type SQL } from 'drizzle-orm';
+import type { ServiceContext } from '../../platform/context.js';
+import type { DbOrTx } from '../../platform/db/client.js';
+import { iso } from '../../platform/dto.js';
+import { AppError, notFound } from '../../platform/http/errors.js';
+import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
+import { canManageCourses } from '../../platform/auth/permissions.js';
+import { escapeLike } from '../../platform/db/like.js';
+import { courseModules, courses, lessons, type Course, type Lesson } from '../courses/courses.tables.js';
+import { orderedLessons, toCourseDto, toLessonDto, loadCourse } from '../courses/courses.service.js';
+import { findLesson, findOwnEnrollment } from '../courses/lesson-access.js';
+import { enrollments, lessonProgress, type Enrollment } from '../enrollments/enrollments.tables.js';
+import { toEnrollmentDto } from '../enrollments/enrollments.dto.js';
+import { assertFeesAllow } from '../institutions/fee-gating.js';
+import { lessonLocks, type LockState } from './drip.js';
+
+/** Everything the drip rules need about one learner in one course. */
+export async function courseState(ctx: ServiceContext, course: Course, enrollment: Enrollment | null, db: DbOrTx = ctx.db) {
+  const [mods, ls, progress] = await Promise.all([
+    db.select().from(courseModules).where(and(eq(courseModules.institutionId, ctx.institutionId), eq(courseModules.courseId, course.id))).orderBy(asc(courseModules.order), asc(courseModules.createdAt)),
+    db.select().from(lessons).where(and(eq(lessons.institutionId, ctx.institutionId), eq(lessons.courseId, course.id))),
+    enrollment
+      ? db.select().from(lessonProgress).where(and(eq(lessonProgress.institutionId, ctx.institutionId), eq(lessonProgress.enrollmentId, enrollment.id)))
+      : Promise.resolve([]),
+  ]);
+  const ordered = orderedLessons(mods, ls);
+  const progressByLesson = new Map(progress.map((p) => [p.lessonId, p]));
+  const completed = new Set(progress.filter((p) => p.completed).map((p) => p.lessonId));
+  // Course managers preview everything unlocked.
+  const locks = canManageCourses(ctx.actor) && !enrollment
+    ? new Map(ordered.map((l) => [l.id, { locked: false, unlocksAt: null, reason: null } as LockState]))
+    : lessonLocks(ordered, { dripMode: course.dripMode, enrolledAt: enrollment?.enrolledAt ?? null, completed, now: ctx.clock.now() });
+  return { modules: mods, ordered, progressByLesson, completed, locks };
+}
+
+export function lockedError(lock: LockState) {
+  return new AppError('LESSON_LOCKED', lock.reason === 'SEQUENTIAL' ? 'Complete the previous lesson first' : 'This lesson is not unlocked yet', {
+    unlocksAt: iso(lock.unlocksAt),
+    reason: lock.reason,
+  });
+}
+
+/** Learners need an ACTIVE or COMPLETED enrollment; managers may look without one. */
+async function learnerAccess(ctx: ServiceContext, course: Course) {
+  const enrollment = await findOwnEnrollment(ctx, course.id);
+  const manager = canManageCourses(ctx.actor);
+  if (!manager && (!enrollment || enrollment.status === 'DROPPED')) {
+    throw new AppError('ENROLLMENT_REQUIRED', 'You must be enrolled in this course');
+  }
+  return { enrollment: enrollment && enrollment.status !== 'DROPPED' ? enrollment : null, manager };
+}
+
+function navLesson(l: Lesson, state: Awaited<ReturnType<typeof courseState>>) {
+  const p = state.progressByLesson.get(l.id);
+  const lock = state.locks.get(l.id) ?? { locked: false, unlocksAt: null, reason: null };
+  return {
+    id: l.id,
+    moduleId: l.moduleId,
+    title: l.title,
+    type: l.type,
+    order: l.order,
+    isRequired: l.isRequired,
+    durationSeconds: l.durationSeconds,
+    completed: p?.completed ?? false,
+    progressPercent: p?.progressPercent ?? 0,
+    locked: lock.locked,
+    unlocksAt: iso(lock.unlocksAt),
+    lockReason: lock.reason,
+  };
+}
+
+/** GET /api/learn/:courseId — modules and lessons with completion and lock state. */
+export async function learnNavigation(ctx: ServiceContext, courseId: string) {
+  const course = await loadCourse(ctx, courseId);
+  const { enrollment, manager } = await learnerAccess(ctx, course);
+  if (!manager && course.status === 'ARCHIVED' && !enrollment) throw notFound('Course');
+  const state = await courseState(ctx, course, enrollment);
+  return {
+    course: toCourseDto(course),
+    enrollment: enrollment ? toEnrollmentDto(enrollment) : null,
+    modules: state.modules.map((m) => ({
+      id: m.id,
+      title: m.title,
+      order: m.order,
+      lessons: state.ordered.filter((l) => l.moduleId === m.id).map((l) => navLesson(l, state)),
+    })),
+    lessonsWithoutModule: state.ordered.filter((l) => !l.moduleId || !state.modules.some((m) => m.id === l.moduleId)).map((l) => navLesson(l, state)),
+  };
+}
+
+/** Open a lesson: enrollment, fee gating and drip locks apply to learners. */
+async function openLesson(ctx: ServiceContext, course: Course, lesson: Lesson) {
+  const { enrollment } = await learnerAccess(ctx, course);
+  await assertFeesAllow(ctx, 'opening lesson content');
+  const state = await courseState(ctx, course, enrollment);
+  const lock = state.locks.get(lesson.id);
+  if (lock?.locked) throw lockedError(lock);
+  if (enrollment) {
+    await ctx.db.update(enrollments).set({ lastAccessedAt: ctx.clock.now() }).where(and(eq(enrollments.id, enrollment.id), eq(enrollments.institutionId, ctx.institutionId)));
+  }
+  const index = state.ordered.findIndex((l) => l.id === lesson.id);
+  const p = state.progressByLesson.get(lesson.id);
+  return {
+    lesson: toLessonDto(lesson),
+    progress: p
+      ? { completed: p.completed, completedAt: iso(p.completedAt), progressPercent: p.progressPercent, positionSeconds: p.positionSeconds, pdfPage: p.pdfPage, pdfTotalPages: p.pdfTotalPages }
+      : null,
+    previousLessonId: index > 0 ? state.ordered[index - 1].id : null,
+    nextLessonId: index >= 0 && index < state.ordered.length - 1 ? state.ordered[index + 1].id : null,
+  };
+}
+
+/** GET /api/learn/:courseId/:lessonId */
+export async function learnLesson(ctx: ServiceContext, courseId: string, lessonId: string) {
+  const course = await loadCourse(ctx, courseId);
+  const { lesson } = await findLesson(ctx, lessonId);
+  if (lesson.courseId !== course.id) throw notFound('Lesson');
+  return openLesson(ctx, course, lesson);
+}
+
+/** GET /api/lessons/:id — managers get the lesson; learners open it as through /learn. */
+export async function getLessonForViewer(ctx: ServiceContext, lessonId: string) {
+  const { lesson, course } = await findLesson(ctx, lessonId);
+  if (canManageCourses(ctx.actor)) return toLessonDto(lesson);
+  return (await openLesson(ctx, course, lesson)).lesson;
+}
+
+/** GET /api/catalogue — published courses of the institution. */
+export async function catalogue(ctx: ServiceContext, q: { page: number; perPage?: number; limit?: number; search?: string; categoryId?: string }) {
+  const page = toPage(q);
+  const filters: SQL[] = [eq(courses.institutionId, ctx.institutionId), eq(courses.status, 'PUBLISHED')];
+  if (q.categoryId) filters.push(eq(courses.categoryId, q.categoryId));
+  if (q.search) {
+    const pattern = `%${escapeLike(q.search)}%`;
+    filters.push(or(ilike(courses.title, pattern), ilike(courses.description, pattern)) as SQL);
+  }
+  const where = and(...filters);
+  const lessonCount = sql<number>`(select count(*)::int from ${lessons} where ${lessons.institutionId} = ${courses.institutionId} and ${lessons.courseId} = ${courses.id})`;
+  const seats = sql<number>`(select count(*)::int from ${enrollments} where ${enrollments.institutionId} = ${courses.institutionId} and ${enrollments.courseId} = ${courses.id} and ${enrollments.status} <> 'DROPPED')`;
+  const mine = sql<string | null>`(select ${enrollments.status} from ${enrollments} where ${enrollments.institutionId} = ${courses.institutionId} and ${enrollments.courseId} = ${courses.id} and ${enrollments.studentId} = ${ctx.actor.personId})`;
+  const [rows, [{ total }]] = await Promise.all([
+    ctx.db
+      .select({ course: courses, lessonCount, seats, mine })
+      .from(courses)
+      .where(where)
+      .orderBy(desc(courses.publishedAt), desc(courses.id))
+      .limit(page.perPage)
+      .offset(pageOffset(page)),
+    ctx.db.select({ total: sql<number>`count(*)::int` }).from(courses).where(where),
+  ]);
+  return {
+    rows: rows.map((r) => ({
+      ...toCourseDto(r.course),
+      lessonCount: r.lessonCount,
+      enrollmentCount: r.seats,
+      seatsLeft: r.course.maxEnrollments === null ? null : Math.max(0, r.course.maxEnrollments - r.seats),
+      enrollmentStatus: (r.mine ?? null) as 'ACTIVE' | 'DROPPED' | 'COMPLETED' | null,
+    })),
+    meta: pageMeta(page, total),
+  };
+}
+
+/** GET /api/my-courses — the caller's enrollments with progress (DROPPED only when asked for). */
+export async function myCourses(ctx: ServiceContext, q: { page: number; perPage?: number; limit?: number; status?: 'ACTIVE' | 'COMPLETED' | 'DROPPED' }) {
+  const page = toPage(q);
+  const where = and(
+    eq(enrollments.institutionId, ctx.institutionId),
+    eq(enrollments.studentId, ctx.actor.personId),
+    q.status ? eq(enrollments.status, q.status) : ne(enrollments.status, 'DROPPED'),
+  );
+  const lessonCount = sql<number>`(select count(*)::int from ${lessons} where ${lessons.institutionId} = ${courses.institutionId} and ${lessons.courseId} = ${courses.id})`;
+  const [rows, [{ total }]] = await Promise.all([
+    ctx.db
+      .select({ enrollment: enrollments, course: courses, lessonCount })
+      .from(enrollments)
+      .innerJoin(courses, and(eq(courses.id, enrollments.courseId), eq(courses.institutionId, enrollments.institutionId)))
+      .where(where)
+      .orderBy(desc(sql`coalesce(${enrollments.lastAccessedAt}, ${enrollments.enrolledAt})`), desc(enrollments.id))
+      .limit(page.perPage)
+      .offset(pageOffset(page)),
+    ctx.db.select({ total: sql<number>`count(*)::int` }).from(enrollments).where(where),
+  ]);
+  return {
+    rows: rows.map((r) => ({ ...toEnrollmentDto(r.enrollment), enrollmentId: r.enrollment.id, course: { ...toCourseDto(r.course), lessonCount: r.lessonCount } })),
+    meta: pageMeta(page, total),
+  };
+}
+

@@ -1,0 +1,296 @@
+import { and, asc, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import type { ServiceContext } from '../../platform/context.js';
+import { notFound, validationError } from '../../platform/http/errors.js';
+import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
+import type { PageMeta } from '../../platform/http/envelope.js';
+import { newId } from '../../platform/ids.js';
+import { courses, lessons, type Lesson } from '../courses/courses.tables.js';
+import { findLesson, requireActiveEnrollment } from '../courses/lesson-access.js';
+import { lessonBookmarks, lessonNotes, type LessonBookmark, type LessonNote } from './notes.tables.js';
+import type {
+  BookmarkDto,
+  CreateBookmarkInput,
+  CreateNoteInput,
+  MyBookmarkRow,
+  MyListQuery,
+  MyNoteRow,
+  NoteDto,
+  UpdateBookmarkInput,
+  UpdateNoteInput,
+} from './notes.schemas.js';
+
+/** Spec 4.3 and 8: my notes default to 20 a page. */
+const MY_LIST_DEFAULT_PAGE_SIZE = 20;
+
+// ── mapping ────────────────────────────────────────────────────────────────────
+
+const toNoteDto = (n: LessonNote): NoteDto => ({
+  id: n.id,
+  lessonId: n.lessonId,
+  studentId: n.studentId,
+  enrollmentId: n.enrollmentId,
+  content: n.content,
+  timestampSeconds: n.timestampSeconds,
+  createdAt: n.createdAt.toISOString(),
+  updatedAt: n.updatedAt.toISOString(),
+});
+
+const toBookmarkDto = (b: LessonBookmark): BookmarkDto => ({
+  id: b.id,
+  lessonId: b.lessonId,
+  studentId: b.studentId,
+  timestampSeconds: b.timestampSeconds,
+  label: b.label,
+  createdAt: b.createdAt.toISOString(),
+});
+
+/** `m:ss` below one hour, `h:mm:ss` from one hour (0 → "0:00", 3600 → "1:00:00"). */
+export function formatTimestampLabel(totalSeconds: number): string {
+  const s = Math.max(0, Math.floor(totalSeconds));
+  const hours = Math.floor(s / 3600);
+  const minutes = Math.floor((s % 3600) / 60);
+  const seconds = String(s % 60).padStart(2, '0');
+  return hours > 0 ? `${hours}:${String(minutes).padStart(2, '0')}:${seconds}` : `${minutes}:${seconds}`;
+}
+
+/** A LIKE pattern matching `text` literally anywhere (%, _ and \ escaped; escape char is \). */
+export const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`;
+
+function assertTimestampAllowed(lesson: Lesson, timestampSeconds: number | null | undefined) {
+  if (timestampSeconds !== null && timestampSeconds !== undefined && lesson.type !== 'VIDEO') {
+    throw validationError('timestampSeconds is only allowed on VIDEO lessons', [
+      { field: 'body.timestampSeconds', message: 'only allowed on VIDEO lessons' },
+    ]);
+  }
+}
+
+/** The caller's rows in the caller's institution: every query on these tables starts here. */
+const ownNotes = (ctx: ServiceContext) =>
+  and(eq(lessonNotes.institutionId, ctx.institutionId), eq(lessonNotes.studentId, ctx.actor.personId));
+const ownBookmarks = (ctx: ServiceContext) =>
+  and(eq(lessonBookmarks.institutionId, ctx.institutionId), eq(lessonBookmarks.studentId, ctx.actor.personId));
+
+// ── notes of a lesson ──────────────────────────────────────────────────────────
+
+/** The caller's notes on a lesson, newest first. No enrollment check: a DROPPED student keeps them. */
+export async function listLessonNotes(ctx: ServiceContext, lessonId: string): Promise<NoteDto[]> {
+  const { lesson } = await findLesson(ctx, lessonId);
+  const rows = await ctx.db
+    .select()
+    .from(lessonNotes)
+    .where(and(ownNotes(ctx), eq(lessonNotes.lessonId, lesson.id)))
+    .orderBy(desc(lessonNotes.createdAt), desc(lessonNotes.id));
+  return rows.map(toNoteDto);
+}
+
+/** Requires an ACTIVE enrollment in the lesson's course (403 ENROLLMENT_REQUIRED). */
+export async function createNote(ctx: ServiceContext, lessonId: string, input: CreateNoteInput): Promise<NoteDto> {
+  const { lesson, enrollment } = await requireActiveEnrollment(ctx, lessonId);
+  assertTimestampAllowed(lesson, input.timestampSeconds);
+  const now = ctx.clock.now();
+  const [row] = await ctx.db
+    .insert(lessonNotes)
+    .values({
+      institutionId: ctx.institutionId,
+      id: newId(),
+      lessonId: lesson.id,
+      studentId: ctx.actor.personId,
+      enrollmentId: enrollment.id,
+      content: input.content,
+      timestampSeconds: input.timestampSeconds ?? null,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning();
+  return toNoteDto(row!);
+}
+
+/** Owner only; a note of someone else, or of another lesson, is 404 (existence not revealed). */
+export async function updateNote(ctx: ServiceContext, lessonId: string, noteId: string, input: UpdateNoteInput): Promise<NoteDto> {
+  const { lesson } = await findLesson(ctx, lessonId);
+  assertTimestampAllowed(lesson, input.timestampSeconds);
+  const [row] = await ctx.db
+    .update(lessonNotes)
+    .set({
+      ...(input.content !== undefined ? { content: input.content } : {}),
+      ...(input.timestampSeconds !== undefined ? { timestampSeconds: input.timestampSeconds } : {}),
+      updatedAt: ctx.clock.now(),
+    })
+    .where(and(ownNotes(ctx), eq(lessonNotes.id, noteId), eq(lessonNotes.lessonId, lesson.id)))
+    .returning();
+  if (!row) throw notFound('Note');
+  return toNoteDto(row);
+}
+
+export async function deleteNote(ctx: ServiceContext, lessonId: string, noteId: string) {
+  const { lesson } = await findLesson(ctx, lessonId);
+  const [row] = await ctx.db
+    .delete(lessonNotes)
+    .where(and(ownNotes(ctx), eq(lessonNotes.id, noteId), eq(lessonNotes.lessonId, lesson.id)))
+    .returning({ id: lessonNotes.id });
+  if (!row) throw notFound('Note');
+  return { id: row.id, deleted: true as const };
+}
+
+// ── bookmarks of a lesson ──────────────────────────────────────────────────────
+
+/** The caller's bookmarks on a lesson by position (tie: oldest first). */
+export async function listLessonBookmarks(ctx: ServiceContext, lessonId: string): Promise<BookmarkDto[]> {
+  const { lesson } = await findLesson(ctx, lessonId);
+  const rows = await ctx.db
+    .select()
+    .from(lessonBookmarks)
+    .where(and(ownBookmarks(ctx), eq(lessonBookmarks.lessonId, lesson.id)))
+    .orderBy(asc(lessonBookmarks.timestampSeconds), asc(lessonBookmarks.createdAt), asc(lessonBookmarks.id));
+  return rows.map(toBookmarkDto);
+}
+
+export async function createBookmark(ctx: ServiceContext, lessonId: string, input: CreateBookmarkInput): Promise<BookmarkDto> {
+  const { lesson } = await requireActiveEnrollment(ctx, lessonId);
+  const [row] = await ctx.db
+    .insert(lessonBookmarks)
+    .values({
+      institutionId: ctx.institutionId,
+      id: newId(),
+      lessonId: lesson.id,
+      studentId: ctx.actor.personId,
+      timestampSeconds: input.timestampSeconds,
+      label: input.label ?? null,
+      createdAt: ctx.clock.now(),
+    })
+    .returning();
+  return toBookmarkDto(row!);
+}
+
+export async function updateBookmark(
+  ctx: ServiceContext,
+  lessonId: string,
+  bookmarkId: string,
+  input: UpdateBookmarkInput,
+): Promise<BookmarkDto> {
+  const { lesson } = await findLesson(ctx, lessonId);
+  const [row] = await ctx.db
+    .update(lessonBookmarks)
+    .set({
+      ...(input.timestampSeconds !== undefined ? { timestampSeconds: input.timestampSeconds } : {}),
+      ...(input.label !== undefined ? { label: input.label } : {}),
+    })
+    .where(and(ownBookmarks(ctx), eq(lessonBookmarks.id, bookmarkId), eq(lessonBookmarks.lessonId, lesson.id)))
+    .returning();
+  if (!row) throw notFound('Bookmark');
+  return toBookmarkDto(row);
+}
+
+export async function deleteBookmark(ctx: ServiceContext, lessonId: string, bookmarkId: string) {
+  const { lesson } = await findLesson(ctx, lessonId);
+  const [row] = await ctx.db
+    .delete(lessonBookmarks)
+    .where(and(ownBookmarks(ctx), eq(lessonBookmarks.id, bookmarkId), eq(lessonBookmarks.lessonId, lesson.id)))
+    .returning({ id: lessonBookmarks.id });
+  if (!row) throw notFound('Bookmark');
+  return { id: row.id, deleted: true as const };
+}
+
+// ── my notes / my bookmarks ────────────────────────────────────────────────────
+
+const courseJoin = and(eq(courses.id, lessons.courseId), eq(courses.institutionId, lessons.institutionId));
+
+/** Lesson ids of one course of the caller's institution (the `courseId` filter). */
+const lessonIdsOfCourse = (ctx: ServiceContext, courseId: string) =>
+  ctx.db
+    .select({ id: lessons.id })
+    .from(lessons)
+    .where(and(eq(lessons.institutionId, ctx.institutionId), eq(lessons.courseId, courseId)));
+
+const enrichmentColumns = {
+  lessonTitle: lessons.title,
+  lessonType: lessons.type,
+  courseId: courses.id,
+  courseTitle: courses.title,
+};
+
+/**
+ * The caller's notes across lessons, updatedAt desc (tie: id desc), with lesson and course.
+ * One query for the page (joined with lessons and courses) and one for the count (no join: the
+ * courseId filter is a `lesson_id in (lessons of the course)` subquery).
+ *
+ * Search is `content ILIKE '%…%'` with wildcards escaped. It is served by
+ * lesson_notes_inst_student_updated_idx, which bounds the scan to the caller's own rows (10,000
+ * for a heavy user) instead of a pg_trgm index, which PGlite would need as an extra extension.
+ */
+export async function listMyNotes(ctx: ServiceContext, query: MyListQuery): Promise<{ rows: MyNoteRow[]; meta: PageMeta }> {
+  const page = toPage(query, MY_LIST_DEFAULT_PAGE_SIZE);
+  const filters: Array<SQL | undefined> = [ownNotes(ctx)];
+  if (query.courseId !== undefined) filters.push(inArray(lessonNotes.lessonId, lessonIdsOfCourse(ctx, query.courseId)));
+  if (query.search !== undefined) filters.push(sql`${lessonNotes.content} ilike ${containsPattern(query.search)} escape '\\'`);
+  const where = and(...filters);
+
+  const rowsQuery = ctx.db
+    .select({
+      id: lessonNotes.id,
+      lessonId: lessonNotes.lessonId,
+      content: lessonNotes.content,
+      timestampSeconds: lessonNotes.timestampSeconds,
+      createdAt: lessonNotes.createdAt,
+      updatedAt: lessonNotes.updatedAt,
+      ...enrichmentColumns,
+    })
+    .from(lessonNotes)
+    .innerJoin(lessons, and(eq(lessons.id, lessonNotes.lessonId), eq(lessons.institutionId, lessonNotes.institutionId)))
+    .innerJoin(courses, courseJoin)
+    .where(where)
+    .orderBy(desc(lessonNotes.updatedAt), desc(lessonNotes.id))
+    .limit(page.perPage)
+    .offset(pageOffset(page));
+  const countQuery = ctx.db
+    .select({ total: count() })
+    .from(lessonNotes)
+    .where(where);
+
+  const [rows, [counted]] = await Promise.all([rowsQuery, countQuery]);
+  return {
+    rows: rows.map((r) => ({ ...r, createdAt: r.createdAt.toISOString(), updatedAt: r.updatedAt.toISOString() })),
+    meta: pageMeta(page, counted?.total ?? 0),
+  };
+}
+
+/** The caller's bookmarks across lessons, createdAt desc (tie: id desc); search matches the label. */
+export async function listMyBookmarks(ctx: ServiceContext, query: MyListQuery): Promise<{ rows: MyBookmarkRow[]; meta: PageMeta }> {
+  const page = toPage(query, MY_LIST_DEFAULT_PAGE_SIZE);
+  const filters: Array<SQL | undefined> = [ownBookmarks(ctx)];
+  if (query.courseId !== undefined) filters.push(inArray(lessonBookmarks.lessonId, lessonIdsOfCourse(ctx, query.courseId)));
+  if (query.search !== undefined) filters.push(sql`${lessonBookmarks.label} ilike ${containsPattern(query.search)} escape '\\'`);
+  const where = and(...filters);
+
+  const rowsQuery = ctx.db
+    .select({
+      id: lessonBookmarks.id,
+      lessonId: lessonBookmarks.lessonId,
+      studentId: lessonBookmarks.studentId,
+      timestampSeconds: lessonBookmarks.timestampSeconds,
+      label: lessonBookmarks.label,
+      createdAt: lessonBookmarks.createdAt,
+      ...enrichmentColumns,
+    })
+    .from(lessonBookmarks)
+    .innerJoin(lessons, and(eq(lessons.id, lessonBookmarks.lessonId), eq(lessons.institutionId, lessonBookmarks.institutionId)))
+    .innerJoin(courses, courseJoin)
+    .where(where)
+    .orderBy(desc(lessonBookmarks.createdAt), desc(lessonBookmarks.id))
+    .limit(page.perPage)
+    .offset(pageOffset(page));
+  const countQuery = ctx.db
+    .select({ total: count() })
+    .from(lessonBookmarks)
+    .where(where);
+
+  const [rows, [counted]] = await Promise.all([rowsQuery, countQuery]);
+  return {
+    rows: rows.map((r) => ({
+      ...r,
+      createdAt: r.createdAt.toISOString(),
+      timestampLabel: formatTimestampLabel(r.timestampSeconds),
+    })),
+    meta: pageMeta(page, counted?.total ?? 0),
+  };
+}

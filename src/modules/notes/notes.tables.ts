@@ -1,0 +1,90 @@
+import { index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { lessons } from '../courses/courses.tables.js';
+import { enrollments } from '../enrollments/enrollments.tables.js';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/**
+ * A student's private note on a lesson (spec 2.3). Every read filters by institution and owner,
+ * so every index leads with (institution_id, student_id):
+ * - `lesson_notes_inst_student_updated_idx` serves GET /api/me/notes (updatedAt desc, id desc)
+ *   as an ordered index scan, and bounds a `search` to the owner's rows (no trigram index:
+ *   see notes.service.ts, `listMyNotes`);
+ * - `lesson_notes_inst_student_lesson_idx` serves the per-lesson list (createdAt desc, id desc).
+ */
+export const lessonNotes = pgTable(
+  'lesson_notes',
+  {
+    institutionId: text('institution_id').notNull(),
+    id: text('id').primaryKey(),
+    lessonId: text('lesson_id')
+      .notNull()
+      .references(() => lessons.id, { onDelete: 'cascade' }),
+    /** The owner's CRM Contact id (the caller's person id). */
+    studentId: text('student_id').notNull(),
+    /** The ACTIVE enrollment the note was written under. */
+    enrollmentId: text('enrollment_id')
+      .notNull()
+      .references(() => enrollments.id, { onDelete: 'cascade' }),
+    content: text('content').notNull(),
+    timestampSeconds: integer('timestamp_seconds'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    // `desc().nullsFirst()` is what `order by x desc` means, so the index serves the sort.
+    index('lesson_notes_inst_student_updated_idx').on(
+      t.institutionId,
+      t.studentId,
+      t.updatedAt.desc().nullsFirst(),
+      t.id.desc().nullsFirst(),
+    ),
+    index('lesson_notes_inst_student_lesson_idx').on(
+      t.institutionId,
+      t.studentId,
+      t.lessonId,
+      t.createdAt.desc().nullsFirst(),
+      t.id.desc().nullsFirst(),
+    ),
+  ],
+);
+
+/**
+ * A student's private bookmark at a position of a lesson (spec 2.4).
+ * - `lesson_bookmarks_inst_student_created_idx` serves GET /api/me/bookmarks (createdAt desc, id desc);
+ * - `lesson_bookmarks_inst_student_lesson_idx` serves the per-lesson list (timestampSeconds asc, createdAt).
+ */
+export const lessonBookmarks = pgTable(
+  'lesson_bookmarks',
+  {
+    institutionId: text('institution_id').notNull(),
+    id: text('id').primaryKey(),
+    lessonId: text('lesson_id')
+      .notNull()
+      .references(() => lessons.id, { onDelete: 'cascade' }),
+    studentId: text('student_id').notNull(),
+    timestampSeconds: integer('timestamp_seconds').notNull(),
+    /** 1 to 120 characters, or null. */
+    label: text('label'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [
+    index('lesson_bookmarks_inst_student_created_idx').on(
+      t.institutionId,
+      t.studentId,
+      t.createdAt.desc().nullsFirst(),
+      t.id.desc().nullsFirst(),
+    ),
+    index('lesson_bookmarks_inst_student_lesson_idx').on(
+      t.institutionId,
+      t.studentId,
+      t.lessonId,
+      t.timestampSeconds,
+      t.createdAt,
+      t.id,
+    ),
+  ],
+);
+
+export type LessonNote = typeof lessonNotes.$inferSelect;
+export type LessonBookmark = typeof lessonBookmarks.$inferSelect;

@@ -1,0 +1,78 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { ServiceContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/client.js';
+import type { Course } from '../courses/courses.tables.js';
+import { lessons } from '../courses/courses.tables.js';
+import { enrollments, lessonProgress, type Enrollment } from '../enrollments/enrollments.tables.js';
+import { issueCertificate } from '../certificates/certificates.service.js';
+import type { Certificate } from '../certificates/certificates.tables.js';
+import { getSettings } from '../institutions/institutions.service.js';
+import { pushCompletion } from '../sync/sync.service.js';
+
+export interface CompletionResult {
+  enrollment: Enrollment;
+  completedNow: boolean;
+  certificate: Certificate | null;
+}
+
+/**
+ * Recompute an enrollment's progress (completed required lessons / required lessons; all
+ * lessons count when none is marked required). When everything required is complete the
+ * enrollment becomes COMPLETED once — a conditional update, so concurrent calls cannot
+ * complete it twice — and the certificate and CRM completion push are recorded in the same
+ * transaction.
+ */
+export async function recomputeEnrollment(tx: Tx, ctx: ServiceContext, course: Course, enrollment: Enrollment): Promise<CompletionResult> {
+  const [counts] = await tx
+    .select({
+      total: sql<number>`count(*)::int`,
+      required: sql<number>`count(*) filter (where ${lessons.isRequired})::int`,
+      doneAll: sql<number>`count(*) filter (where ${lessonProgress.completed})::int`,
+      doneRequired: sql<number>`count(*) filter (where ${lessonProgress.completed} and ${lessons.isRequired})::int`,
+      avgScore: sql<number | null>`avg(${lessonProgress.score})::float8`,
+    })
+    .from(lessons)
+    .leftJoin(
+      lessonProgress,
+      and(eq(lessonProgress.lessonId, lessons.id), eq(lessonProgress.enrollmentId, enrollment.id), eq(lessonProgress.institutionId, lessons.institutionId)),
+    )
+    .where(and(eq(lessons.institutionId, ctx.institutionId), eq(lessons.courseId, course.id)));
+  const [needed, done] = counts.required > 0 ? [counts.required, counts.doneRequired] : [counts.total, counts.doneAll];
+  const progress = needed === 0 ? 0 : Math.round((done / needed) * 100);
+  const now = ctx.clock.now();
+  const complete = needed > 0 && done >= needed;
+
+  if (!complete || enrollment.status !== 'ACTIVE') {
+    const [updated] = await tx
+      .update(enrollments)
+      .set({ progress: enrollment.status === 'COMPLETED' ? Math.max(progress, enrollment.progress) : progress, lastAccessedAt: now, updatedAt: now })
+      .where(eq(enrollments.id, enrollment.id))
+      .returning();
+    return { enrollment: updated, completedNow: false, certificate: null };
+  }
+
+  const finalScore = counts.avgScore === null ? 100 : Math.round(counts.avgScore * 100) / 100;
+  const [completed] = await tx
+    .update(enrollments)
+    .set({ status: 'COMPLETED', progress: 100, completedAt: now, finalScore, lastAccessedAt: now, updatedAt: now })
+    .where(and(eq(enrollments.id, enrollment.id), eq(enrollments.status, 'ACTIVE')))
+    .returning();
+  if (!completed) {
+    const [current] = await tx.select().from(enrollments).where(eq(enrollments.id, enrollment.id));
+    return { enrollment: current, completedNow: false, certificate: null };
+  }
+  let certificate: Certificate | null = null;
+  if (course.certificateEnabled) {
+    const settings = await getSettings(tx, ctx.institutionId);
+    certificate = await issueCertificate(tx, ctx.clock, course, completed, course.certificateValidityMonths ?? settings.certificateValidityMonths);
+  }
+  await pushCompletion(tx, ctx.clock, ctx.institutionId, completed.id, {
+    studentContactId: completed.studentId,
+    courseId: course.id,
+    courseTitle: course.title,
+    completedAt: now.toISOString(),
+    finalScore,
+    certificateNumber: certificate?.certificateNumber ?? '',
+  });
+  return { enrollment: completed, completedNow: true, certificate };
+}

@@ -1,0 +1,115 @@
+import { and, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import type { Clock } from '../../platform/clock.js';
+import type { ServiceContext } from '../../platform/context.js';
+import type { CompletionPush, CrmClient } from '../../platform/crm/types.js';
+import type { Db, DbOrTx } from '../../platform/db/client.js';
+import { newId } from '../../platform/ids.js';
+import { enqueue } from '../../platform/queue/queue.js';
+import { requireAdmin } from '../../platform/auth/permissions.js';
+import { institutionSlug } from '../institutions/institutions.service.js';
+import { crmCompletions } from './sync.tables.js';
+
+export const COMPLETION_JOB = 'crm.pushCompletion';
+const CLAIM_MS = 60_000;
+
+interface SenderDeps {
+  db: Db;
+  crm: CrmClient;
+  clock: Clock;
+  log: Pick<Console, 'warn' | 'error'>;
+}
+
+/**
+ * Record a completion to push to the CRM, in the caller's transaction: an outbox row (one per
+ * enrollment) and a job for the worker. A rollback records nothing.
+ */
+export async function pushCompletion(
+  tx: DbOrTx,
+  clock: Clock,
+  institutionId: string,
+  enrollmentId: string,
+  payload: CompletionPush,
+): Promise<void> {
+  const now = clock.now();
+  const id = newId();
+  const inserted = await tx
+    .insert(crmCompletions)
+    .values({ id, institutionId, enrollmentId, payload, createdAt: now, updatedAt: now })
+    .onConflictDoNothing()
+    .returning({ id: crmCompletions.id });
+  if (inserted.length > 0) {
+    await enqueue(tx, clock, COMPLETION_JOB, { completionId: id }, { institutionId, maxAttempts: 10 });
+  }
+}
+
+export type SendOutcome = 'sent' | 'failed' | 'skipped';
+
+/**
+ * Send one outbox row. Claimed first, so the worker and the sync endpoint never send the same
+ * row at once; a row already SENT is never sent again.
+ */
+export async function sendCompletion(deps: SenderDeps, completionId: string): Promise<SendOutcome> {
+  const now = deps.clock.now();
+  const [row] = await deps.db
+    .update(crmCompletions)
+    .set({ claimedUntil: new Date(now.getTime() + CLAIM_MS), attempts: sql`${crmCompletions.attempts} + 1`, updatedAt: now })
+    .where(
+      and(
+        eq(crmCompletions.id, completionId),
+        inArray(crmCompletions.status, ['PENDING', 'FAILED']),
+        or(isNull(crmCompletions.claimedUntil), lt(crmCompletions.claimedUntil, now)),
+      ),
+    )
+    .returning();
+  if (!row) return 'skipped';
+  try {
+    const slug = await institutionSlug(deps, row.institutionId);
+    if (!slug) throw new Error(`institution ${row.institutionId} has no CRM slug`);
+    await deps.crm.pushCompletion(slug, row.payload);
+  } catch (err) {
+    const message = (err as Error).message ?? String(err);
+    await deps.db
+      .update(crmCompletions)
+      .set({ status: 'FAILED', lastError: message.slice(0, 1000), claimedUntil: null, updatedAt: deps.clock.now() })
+      .where(eq(crmCompletions.id, row.id));
+    deps.log.warn(`[lms] completion push ${row.id} failed: ${message}`);
+    return 'failed';
+  }
+  await deps.db
+    .update(crmCompletions)
+    .set({ status: 'SENT', sentAt: deps.clock.now(), lastError: null, claimedUntil: null, updatedAt: deps.clock.now() })
+    .where(eq(crmCompletions.id, row.id));
+  return 'sent';
+}
+
+/** Worker job: a failed send throws so the queue retries it with backoff. */
+export function completionJobs(deps: SenderDeps) {
+  return {
+    [COMPLETION_JOB]: async (job: { payload: Record<string, unknown> }) => {
+      const outcome = await sendCompletion(deps, String(job.payload.completionId));
+      if (outcome === 'failed') throw new Error('completion push failed; will retry');
+    },
+  };
+}
+
+/** POST /api/sync/crm: push every pending or failed completion of the institution now. */
+export async function syncCompletions(ctx: ServiceContext) {
+  requireAdmin(ctx.actor);
+  const due = await ctx.db
+    .select({ id: crmCompletions.id })
+    .from(crmCompletions)
+    .where(and(eq(crmCompletions.institutionId, ctx.institutionId), inArray(crmCompletions.status, ['PENDING', 'FAILED'])))
+    .orderBy(crmCompletions.createdAt);
+  let pushed = 0;
+  let failed = 0;
+  for (const { id } of due) {
+    const outcome = await sendCompletion(ctx, id);
+    if (outcome === 'sent') pushed++;
+    else if (outcome === 'failed') failed++;
+  }
+  const [{ pending }] = await ctx.db
+    .select({ pending: sql<number>`count(*)::int` })
+    .from(crmCompletions)
+    .where(and(eq(crmCompletions.institutionId, ctx.institutionId), inArray(crmCompletions.status, ['PENDING', 'FAILED'])));
+  return { pushed, failed, pending };
+}

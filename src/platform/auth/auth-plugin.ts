@@ -1,0 +1,116 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sql } from 'drizzle-orm';
+import { AppError } from '../http/errors.js';
+import type { AuthMode } from '../http/types.js';
+import type { Deps } from '../context.js';
+import { decodeSessionToken, TokenError, type Session } from './tokens.js';
+import { verifyCronAuthorization } from './signatures.js';
+
+/** Read the session cookie, joining `name.0`, `name.1`, … when it arrived split. */
+export function readSessionCookie(cookies: Record<string, string | undefined>, name: string): string | undefined {
+  const whole = cookies[name];
+  if (whole) return whole;
+  const chunks: string[] = [];
+  for (let i = 0; cookies[`${name}.${i}`] !== undefined; i++) chunks.push(cookies[`${name}.${i}`] as string);
+  return chunks.length > 0 ? chunks.join('') : undefined;
+}
+
+function tokenFrom(req: FastifyRequest, cookieName: string): string | undefined {
+  const header = req.headers.authorization;
+  if (header && /^Bearer\s+/i.test(header)) return header.replace(/^Bearer\s+/i, '').trim();
+  return readSessionCookie(req.cookies ?? {}, cookieName);
+}
+
+export function authModeOf(req: FastifyRequest): AuthMode {
+  const configured = req.routeOptions.config?.auth;
+  if (configured) return configured;
+  return (req.routeOptions.url ?? '').startsWith('/api/') ? 'session' : 'public';
+}
+
+const INSTITUTION_ID_KEY = 'institutionId';
+
+function suppliedInstitutionIds(req: FastifyRequest): string[] {
+  const found: string[] = [];
+  for (const source of [req.query, req.body, req.params]) {
+    if (source && typeof source === 'object' && !Array.isArray(source) && !Buffer.isBuffer(source)) {
+      const v = (source as Record<string, unknown>)[INSTITUTION_ID_KEY];
+      if (typeof v === 'string' || typeof v === 'number') found.push(String(v));
+    }
+  }
+  return found;
+}
+
+/**
+ * Authentication (DESIGN.md §4): session cookie or bearer on /api routes; cron bearer on cron
+ * routes; nothing on public ones. Also makes sure the caller's institution has a row.
+ */
+export function registerAuth(app: FastifyInstance, deps: Deps) {
+  const known = new Set<string>();
+  async function ensureInstitution(id: string) {
+    if (known.has(id)) return;
+    const now = deps.clock.now().toISOString();
+    await deps.database.db.execute(
+      sql`insert into institutions (id, settings, created_at, updated_at) values (${id}, '{}'::jsonb, ${now}, ${now}) on conflict (id) do nothing`,
+    );
+    known.add(id);
+  }
+
+  async function sessionOf(req: FastifyRequest): Promise<Session | null> {
+    const token = tokenFrom(req, deps.config.SESSION_COOKIE_NAME);
+    if (!token) return null;
+    try {
+      return await decodeSessionToken(token, {
+        secret: deps.config.AUTH_SECRET,
+        cookieName: deps.config.SESSION_COOKIE_NAME,
+        now: deps.clock.now(),
+      });
+    } catch (err) {
+      if (err instanceof TokenError) {
+        req.log.debug({ reason: err.message }, 'session token refused');
+        return null;
+      }
+      throw err;
+    }
+  }
+
+  app.decorateRequest('session', null);
+  app.decorateRequest('rawBody', undefined);
+  app.decorateRequest('isV1', false);
+
+  app.addHook('onRequest', async (req) => {
+    req.isV1 = (req.originalUrl ?? '').startsWith('/api/v1/');
+    if (!req.routeOptions.url) return; // unknown route: the 404 handler answers
+    const mode = authModeOf(req);
+    if (mode === 'public' || mode === 'basic') return;
+    if (mode === 'cron') {
+      if (!verifyCronAuthorization(deps.config.CRON_SECRET, req.headers.authorization)) {
+        throw new AppError('AUTH_REQUIRED', 'A valid cron secret is required');
+      }
+      return;
+    }
+    const session = await sessionOf(req);
+    if (!session) {
+      if (mode === 'optional') return;
+      throw new AppError('AUTH_REQUIRED', 'Authentication is required');
+    }
+    req.session = session;
+    await ensureInstitution(session.institutionId);
+  });
+
+  // After validation: an institutionId in query, body or path must be the session's.
+  app.addHook('preHandler', async (req) => {
+    const session = req.session;
+    if (!session) return;
+    for (const id of suppliedInstitutionIds(req)) {
+      if (id !== session.institutionId) {
+        throw new AppError('TENANT_MISMATCH', 'institutionId does not match your session');
+      }
+    }
+  });
+}
+
+/** The session of an authenticated route (the hook guarantees it). */
+export function actorOf(req: FastifyRequest): Session {
+  if (!req.session) throw new AppError('AUTH_REQUIRED', 'Authentication is required');
+  return req.session;
+}

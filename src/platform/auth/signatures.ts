@@ -1,0 +1,32 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/** Constant-time comparison of two strings (length leak only). */
+export function safeEqual(a: string, b: string): boolean {
+  const ab = Buffer.from(a);
+  const bb = Buffer.from(b);
+  if (ab.length !== bb.length) {
+    timingSafeEqual(ab, ab);
+    return false;
+  }
+  return timingSafeEqual(ab, bb);
+}
+
+export const hmacSha256Hex = (secret: string, body: Buffer | string) =>
+  createHmac('sha256', secret).update(body).digest('hex');
+
+/**
+ * Verify a webhook signature: HMAC-SHA256 of the raw body, hex, bare or `sha256=`-prefixed.
+ */
+export function verifyWebhookSignature(secret: string, rawBody: Buffer | string, header: string | undefined | null): boolean {
+  if (!header) return false;
+  const given = header.trim().replace(/^sha256=/i, '').toLowerCase();
+  if (!/^[0-9a-f]{64}$/.test(given)) return false;
+  return safeEqual(given, hmacSha256Hex(secret, rawBody));
+}
+
+/** Cron guard: `Authorization: Bearer <CRON_SECRET>`; with no secret configured, open. */
+export function verifyCronAuthorization(secret: string | undefined, header: string | undefined): boolean {
+  if (!secret) return true;
+  if (!header?.startsWith('Bearer ')) return false;
+  return safeEqual(header.slice('Bearer '.length).trim(), secret);
+}

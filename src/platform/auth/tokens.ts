@@ -1,0 +1,128 @@
+import { hkdfSync } from 'node:crypto';
+import { SignJWT, jwtDecrypt, jwtVerify, type JWTPayload } from 'jose';
+import { z } from 'zod';
+
+export const ROLES = ['STUDENT', 'TEACHER', 'ADMIN', 'PARENT'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** The decoded session (DESIGN.md §4). */
+export interface Session {
+  /** `sub`: the user id (for a contact, the CRM Contact id). */
+  userId: string;
+  /** The id stored as studentId, reviewerId, hostId…: contactId when present, else sub. */
+  personId: string;
+  institutionId: string;
+  role: Role;
+  contactId: string | null;
+  isContact: boolean;
+  contactType: string | null;
+  permissions: string[];
+  email: string | null;
+  name: string | null;
+  expiresAt: string | null;
+}
+
+const claimsSchema = z.object({
+  sub: z.string().min(1).optional(),
+  id: z.string().min(1).optional(),
+  institutionId: z.string().min(1),
+  role: z.enum(ROLES),
+  contactId: z.string().min(1).nullish(),
+  isContact: z.boolean().nullish(),
+  contactType: z.string().nullish(),
+  permissions: z.array(z.string()).nullish(),
+  email: z.string().nullish(),
+  name: z.string().nullish(),
+  exp: z.number().optional(),
+});
+
+export class TokenError extends Error {}
+
+/** Auth.js v5 derives its JWE key from the secret with the cookie name as salt. */
+function authJsKey(secret: string, salt: string): Uint8Array {
+  return new Uint8Array(hkdfSync('sha256', secret, salt, `Auth.js Generated Encryption Key (${salt})`, 64));
+}
+/** NextAuth v4: 32-byte key, empty salt. */
+function nextAuthV4Key(secret: string): Uint8Array {
+  return new Uint8Array(hkdfSync('sha256', secret, '', 'NextAuth.js Generated Encryption Key', 32));
+}
+
+export interface DecodeOptions {
+  secret: string;
+  cookieName: string;
+  now?: Date;
+}
+
+/**
+ * Decode a session token: HS256 JWS, Auth.js v5 JWE (dir + A256CBC-HS512), or NextAuth v4 JWE
+ * (dir + A256GCM) when the cookie is a next-auth one. Throws TokenError on any refusal.
+ */
+export async function decodeSessionToken(token: string, opts: DecodeOptions): Promise<Session> {
+  const parts = token.split('.');
+  const currentDate = opts.now;
+  let payload: JWTPayload;
+  try {
+    if (parts.length === 3) {
+      ({ payload } = await jwtVerify(token, new TextEncoder().encode(opts.secret), {
+        algorithms: ['HS256'],
+        currentDate,
+      }));
+    } else if (parts.length === 5) {
+      const v4 = opts.cookieName.includes('next-auth');
+      const key = v4 ? nextAuthV4Key(opts.secret) : authJsKey(opts.secret, opts.cookieName);
+      ({ payload } = await jwtDecrypt(token, key, {
+        keyManagementAlgorithms: ['dir'],
+        contentEncryptionAlgorithms: [v4 ? 'A256GCM' : 'A256CBC-HS512'],
+        currentDate,
+      }));
+    } else {
+      throw new TokenError('malformed token');
+    }
+  } catch (err) {
+    throw new TokenError(err instanceof Error ? err.message : 'invalid token');
+  }
+  const claims = claimsSchema.safeParse(payload);
+  if (!claims.success) throw new TokenError('token lacks required claims (institutionId, role, sub)');
+  const c = claims.data;
+  const userId = c.sub ?? c.id;
+  if (!userId) throw new TokenError('token has no subject');
+  return {
+    userId,
+    personId: c.contactId ?? userId,
+    institutionId: c.institutionId,
+    role: c.role,
+    contactId: c.contactId ?? null,
+    isContact: c.isContact ?? false,
+    contactType: c.contactType ?? null,
+    permissions: c.permissions ?? [],
+    email: c.email ?? null,
+    name: c.name ?? null,
+    expiresAt: c.exp ? new Date(c.exp * 1000).toISOString() : null,
+  };
+}
+
+export interface MintInput {
+  sub: string;
+  institutionId: string;
+  role: Role;
+  contactId?: string;
+  isContact?: boolean;
+  contactType?: string;
+  permissions?: string[];
+  email?: string;
+  name?: string;
+  /** Lifetime in seconds (default 30 days). */
+  expiresIn?: number;
+}
+
+/** Sign an HS256 session token (dev tokens, tests). */
+export async function mintToken(secret: string, input: MintInput, now = new Date()): Promise<string> {
+  const { expiresIn = 30 * 24 * 3600, ...claims } = input;
+  const iat = Math.floor(now.getTime() / 1000);
+  return new SignJWT({ ...claims })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(input.sub)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + expiresIn)
+    .sign(new TextEncoder().encode(secret));
+}

@@ -1,0 +1,44 @@
+import type { Config } from '../config.js';
+import { systemClock, type Clock } from './clock.js';
+import type { Deps } from './context.js';
+import { openDatabase, type Database } from './db/client.js';
+import { createCrmClient } from './crm/client.js';
+import { createCrmCache } from './crm/cache.js';
+import type { CrmClient } from './crm/types.js';
+import { createStorage } from './storage/index.js';
+import type { Storage } from './storage/types.js';
+
+export interface DepsOverrides {
+  clock?: Clock;
+  database?: Database;
+  crm?: CrmClient;
+  storage?: Storage;
+  log?: Deps['log'];
+}
+
+/** Opens the database and builds every collaborator from configuration. */
+export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
+  const clock = overrides.clock ?? systemClock;
+  const log = overrides.log ?? console;
+  const database =
+    overrides.database ??
+    (await openDatabase({
+      databaseUrl: config.DATABASE_URL,
+      dataDir: config.DATA_DIR,
+      poolSize: config.DB_POOL_SIZE,
+      statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+    }));
+  const crm =
+    overrides.crm ??
+    createCrmClient({
+      addressing: config.crm,
+      apiKey: config.CRM_API_KEY,
+      timeoutMs: config.CRM_TIMEOUT_MS,
+      connectTimeoutMs: config.CRM_CONNECT_TIMEOUT_MS,
+      cache: createCrmCache({ redisUrl: config.REDIS_URL, clock }),
+      clock,
+      log,
+    });
+  const storage = overrides.storage ?? createStorage(config, clock);
+  return { config, database, clock, crm, storage, log };
+}

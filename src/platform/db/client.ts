@@ -1,0 +1,81 @@
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import type { ExtractTablesWithRelations } from 'drizzle-orm';
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import pg from 'pg';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
+import * as schema from './schema.js';
+
+export type Schema = typeof schema;
+/** One type for both drivers: the pg-core query builder. */
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+/** Anything that can run queries: the database or an open transaction. */
+export type DbOrTx = Db | Tx;
+
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../../drizzle', import.meta.url));
+
+export interface Database {
+  db: Db;
+  driver: 'pglite' | 'pg';
+  ping(): Promise<void>;
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  databaseUrl?: string;
+  dataDir?: string;
+  poolSize?: number;
+  statementTimeoutMs?: number;
+  /** An already-open PGlite (tests clone a migrated one per file). */
+  pglite?: PGlite;
+}
+
+export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
+  if (opts.databaseUrl) {
+    const pool = new pg.Pool({
+      connectionString: opts.databaseUrl,
+      max: opts.poolSize ?? 10,
+      statement_timeout: opts.statementTimeoutMs ?? 30_000,
+    });
+    // An idle client losing its connection must not crash the process.
+    pool.on('error', (err) => console.error('[lms] idle database client error', err.message));
+    const db = drizzlePg(pool, { schema }) as unknown as Db;
+    return {
+      db,
+      driver: 'pg',
+      ping: async () => void (await pool.query('select 1')),
+      migrate: async () => migratePg(db as never, { migrationsFolder: MIGRATIONS_FOLDER }),
+      close: async () => pool.end(),
+    };
+  }
+  let client = opts.pglite;
+  if (!client) {
+    const dataDir = `${opts.dataDir ?? '.data'}/pglite`;
+    mkdirSync(dataDir, { recursive: true });
+    client = await PGlite.create({ dataDir });
+  }
+  const lite = client;
+  const db = drizzlePglite(lite, { schema }) as unknown as Db;
+  return {
+    db,
+    driver: 'pglite',
+    ping: async () => void (await lite.query('select 1')),
+    migrate: async () => migratePglite(db as never, { migrationsFolder: MIGRATIONS_FOLDER }),
+    close: async () => {
+      if (!lite.closed) await lite.close();
+    },
+  };
+}
+
+/** Rows of a raw query, whichever driver ran it. */
+export async function rawRows<T>(db: DbOrTx, query: ReturnType<typeof sql>): Promise<T[]> {
+  const res = (await db.execute(query)) as unknown as { rows: T[] };
+  return res.rows;
+}

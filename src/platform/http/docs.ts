@@ -1,0 +1,53 @@
+import type { FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import scalar from '@scalar/fastify-api-reference';
+import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+import type { AuthMode } from './types.js';
+
+const SECURITY_BY_MODE: Record<AuthMode, Array<Record<string, string[]>>> = {
+  session: [{ sessionCookie: [] }, { bearerAuth: [] }],
+  optional: [{ sessionCookie: [] }, { bearerAuth: [] }, {}],
+  cron: [{ cronSecret: [] }],
+  basic: [{ basicAuth: [] }],
+  public: [],
+};
+
+/** OpenAPI 3.1 generated from the route schemas, served at /openapi.json, and a docs page at /docs. */
+export async function registerDocs(app: FastifyInstance, cookieName: string) {
+  // Each route's security follows its auth mode, so the document tells clients what to send.
+  const routes: Array<{ method: string; url: string }> = [];
+  app.decorate('registeredRoutes', routes);
+  app.addHook('onRoute', (route) => {
+    const url = route.url;
+    if (!route.schema?.hide && url.startsWith('/api/')) {
+      for (const m of [route.method].flat()) if (m !== 'HEAD') routes.push({ method: m, url });
+    }
+    const mode: AuthMode = route.config?.auth ?? (url.startsWith('/api/') ? 'session' : 'public');
+    if (route.schema && !route.schema.hide) {
+      (route.schema as Record<string, unknown>).security ??= SECURITY_BY_MODE[mode];
+    }
+  });
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Learning Management Service',
+        version: '1.0.0',
+        description:
+          'Multi-tenant LMS REST/JSON API. Every response uses the envelope `{data, error, meta?}`. ' +
+          'Every `/api/<path>` is also served at `/api/v1/<path>` (bearer auth for mobile clients).',
+      },
+      components: {
+        securitySchemes: {
+          sessionCookie: { type: 'apiKey', in: 'cookie', name: cookieName },
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          basicAuth: { type: 'http', scheme: 'basic' },
+          cronSecret: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <CRON_SECRET>' },
+        },
+      },
+    },
+    transform: jsonSchemaTransform,
+  });
+  app.get('/openapi.json', { schema: { hide: true }, config: { auth: 'public' } }, async () => app.swagger());
+  await app.register(scalar, { routePrefix: '/docs', configuration: { url: '/openapi.json' } });
+}

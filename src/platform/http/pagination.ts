@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import type { PageMeta } from './envelope.js';
+
+/** Spec 4.1: `page` (1-indexed) and a page size as `perPage` or `limit`, at most 100. */
+export const MAX_PAGE_SIZE = 100;
+
+/** Query fields to spread into a route's querystring schema. */
+export const paginationFields = {
+  page: z.coerce.number().int().min(1).default(1).describe('1-indexed page number'),
+  perPage: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('page size (max 100)'),
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('alias of perPage'),
+};
+
+export interface Page {
+  page: number;
+  perPage: number;
+}
+
+export function toPage(q: { page: number; perPage?: number; limit?: number }, defaultSize = 20): Page {
+  return { page: q.page, perPage: q.perPage ?? q.limit ?? defaultSize };
+}
+
+export const pageOffset = ({ page, perPage }: Page) => (page - 1) * perPage;
+
+export const pageMeta = ({ page, perPage }: Page, total: number): PageMeta => ({
+  total,
+  page,
+  perPage,
+  totalPages: Math.ceil(total / perPage),
+});

@@ -1,0 +1,20 @@
+import type { Session } from '../auth/tokens.js';
+
+/** How a route authenticates; default is `session` under /api and `public` elsewhere. */
+export type AuthMode = 'session' | 'optional' | 'public' | 'cron' | 'basic';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+  }
+  interface FastifyInstance {
+    /** Every documented /api route (method, url), for the docs completeness test. */
+    registeredRoutes: Array<{ method: string; url: string }>;
+  }
+  interface FastifyRequest {
+    session: Session | null;
+    rawBody: Buffer | undefined;
+    /** Reached through the /api/v1 prefix. */
+    isV1: boolean;
+  }
+}

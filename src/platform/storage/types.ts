@@ -1,0 +1,61 @@
+/** Object storage behind one interface: local disk or S3-compatible (DESIGN.md §4). */
+export interface StoredObject {
+  key: string;
+  size: number;
+  contentType: string;
+}
+
+export interface PresignedUpload {
+  url: string;
+  method: 'PUT';
+  key: string;
+  /** Headers the client must send with the PUT (the Content-Type is part of the signature). */
+  headers: Record<string, string>;
+  expiresAt: string;
+  /**
+   * The size limit the upload was signed for. The local driver enforces it on the PUT; a
+   * presigned S3 PUT cannot, so whoever registers the uploaded file must `stat` it and
+   * refuse (and delete) an object larger than this.
+   */
+  maxBytes: number;
+}
+
+export interface Storage {
+  readonly driver: 'file' | 's3';
+  /**
+   * Write an object under a server-generated key (see `newObjectKey`). Objects are immutable:
+   * writing an existing key throws StorageError('ALREADY_EXISTS').
+   */
+  put(key: string, body: Buffer, contentType: string): Promise<StoredObject>;
+  /** The object's bytes; StorageError('NOT_FOUND') when there is none. */
+  get(key: string): Promise<Buffer>;
+  /** Size and type of an object, or null when there is none (e.g. to check a presigned upload). */
+  stat(key: string): Promise<StoredObject | null>;
+  /** Remove an object; removing a missing object is not an error. */
+  delete(key: string): Promise<void>;
+  exists(key: string): Promise<boolean>;
+  /** A signed URL a client can read the object from, valid for `expiresInSeconds` (default 3600). */
+  urlFor(key: string, expiresInSeconds?: number): Promise<string>;
+  /** A URL a client can PUT the object to, valid until expiresAt. */
+  presignUpload(key: string, contentType: string, maxBytes: number, expiresInSeconds: number): Promise<PresignedUpload>;
+}
+
+export type StorageErrorCode = 'NOT_FOUND' | 'ALREADY_EXISTS' | 'INVALID_KEY' | 'INVALID_ARGUMENT';
+
+/**
+ * Storage knows nothing of HTTP: services map these codes to AppErrors (e.g. a missing
+ * caption file becomes 502, an invalid key is a bug and becomes 500).
+ */
+export class StorageError extends Error {
+  constructor(
+    readonly code: StorageErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'StorageError';
+  }
+}
+
+export const isStorageError = (err: unknown, code?: StorageErrorCode): err is StorageError =>
+  err instanceof StorageError && (code === undefined || err.code === code);

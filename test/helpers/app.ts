@@ -1,0 +1,150 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { ManualClock } from '../../src/platform/clock.js';
+import type { Deps } from '../../src/platform/context.js';
+import { createDeps } from '../../src/platform/bootstrap.js';
+import type { Db } from '../../src/platform/db/client.js';
+import { mintToken, type MintInput, type Role } from '../../src/platform/auth/tokens.js';
+import type { CrmClient } from '../../src/platform/crm/types.js';
+import type { Storage } from '../../src/platform/storage/types.js';
+import type { Worker } from '../../src/platform/queue/queue.js';
+import { createWorker } from '../../src/worker/worker.js';
+import { startCrmSim, type CrmSim } from '../../src/dev/crm-sim/server.js';
+import { DEMO_INSTITUTION } from '../../src/dev/crm-sim/fixtures.js';
+import { freshDatabase } from './database.js';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Record<string, any>;
+  body: { data: T; error: any; meta?: any };
+  raw: string;
+}
+
+export interface RequestOptions {
+  token?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  query?: Record<string, string | number | boolean>;
+}
+
+export interface TokenInput {
+  role: Role;
+  /** The person id (stored as studentId, ownerId…); a contact for STUDENT and PARENT. */
+  id: string;
+  institutionId?: string;
+  permissions?: string[];
+  contact?: boolean;
+  expiresIn?: number;
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  deps: Deps;
+  config: Config;
+  db: Db;
+  clock: ManualClock;
+  crmSim: CrmSim;
+  worker: Worker;
+  token(input: TokenInput): Promise<string>;
+  request<T = any>(method: string, url: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  clock?: ManualClock;
+  crm?: CrmClient;
+  storage?: Storage;
+  /** Routes a test adds before the app is sealed (for example one that throws). */
+  extraRoutes?: (app: FastifyInstance) => void;
+}
+
+/**
+ * A real app on a fresh migrated database, with a CRM simulator over real HTTP, a manual clock,
+ * and local storage in a temp directory. Rate limits are raised unless `env` sets them.
+ */
+export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
+  const crmSim = await startCrmSim({ port: 0 });
+  const filesDir = await mkdtemp(join(tmpdir(), 'lms-files-'));
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    AUTH_SECRET: 'test-secret-0123456789abcdef0123456789',
+    CRM_BASE_DOMAIN: crmSim.baseDomain,
+    CRM_PROTOCOL: crmSim.protocol,
+    CRM_API_KEY: crmSim.apiKey,
+    CRM_TIMEOUT_MS: '2000',
+    STORAGE_URL: `file://${filesDir}`,
+    PUBLIC_BASE_URL: 'http://lms.test',
+    RATE_LIMIT_READ: '100000',
+    RATE_LIMIT_WRITE: '100000',
+    ...opts.env,
+  });
+  const clock = opts.clock ?? new ManualClock('2026-03-02T09:00:00.000Z');
+  const database = await freshDatabase();
+  const deps = await createDeps(config, { clock, database, crm: opts.crm, storage: opts.storage, log: silentLog });
+  const app = await buildApp(deps, { logger: false });
+  opts.extraRoutes?.(app);
+  await app.ready();
+  const worker = createWorker(deps, { pollMs: 50 });
+
+  const token = (input: TokenInput) => {
+    const isContact = input.contact ?? (input.role === 'STUDENT' || input.role === 'PARENT');
+    const claims: MintInput = {
+      sub: input.id,
+      institutionId: input.institutionId ?? DEMO_INSTITUTION.id,
+      role: input.role,
+      permissions: input.permissions,
+      expiresIn: input.expiresIn,
+      ...(isContact
+        ? { contactId: input.id, isContact: true, contactType: input.role === 'PARENT' ? 'CONTACT_PARENT' : 'CONTACT_STUDENT' }
+        : {}),
+    };
+    return mintToken(config.AUTH_SECRET, claims, clock.now());
+  };
+
+  const request = async <T>(method: string, url: string, ro: RequestOptions = {}): Promise<ApiResponse<T>> => {
+    const headers: Record<string, string> = { ...ro.headers };
+    if (ro.token) headers.authorization = `Bearer ${ro.token}`;
+    const res = await app.inject({
+      method: method as never,
+      url,
+      query: ro.query as Record<string, string> | undefined,
+      headers,
+      ...(ro.body !== undefined ? { payload: ro.body as object } : {}),
+    });
+    let body: ApiResponse<T>['body'];
+    try {
+      body = res.json();
+    } catch {
+      body = undefined as never;
+    }
+    return { status: res.statusCode, headers: res.headers, body, raw: res.body };
+  };
+
+  return {
+    app,
+    deps,
+    config,
+    db: database.db,
+    clock,
+    crmSim,
+    worker,
+    token,
+    request,
+    close: async () => {
+      await worker.stop();
+      await app.close();
+      await database.close();
+      await crmSim.close();
+      await rm(filesDir, { recursive: true, force: true });
+    },
+  };
+}
+
+const noop = () => undefined;
+export const silentLog = { info: noop, warn: noop, error: noop, debug: noop };

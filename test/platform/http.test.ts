@@ -1,0 +1,188 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { paginationFields, pageMeta, toPage } from '../../src/platform/http/pagination.js';
+import { paged } from '../../src/platform/http/envelope.js';
+
+let t: TestApp;
+let student: string;
+
+beforeAll(async () => {
+  t = await createTestApp({
+    env: { CORS_ORIGINS: 'https://app.example.edu', BODY_LIMIT_BYTES: '2048' },
+    extraRoutes: (app) => {
+      const typed = app.withTypeProvider<ZodTypeProvider>();
+      typed.get('/api/test/boom', async () => {
+        throw new Error('secret internal detail');
+      });
+      typed.post(
+        '/api/test/echo',
+        { schema: { body: z.object({ title: z.string().min(1), count: z.number().int() }) } },
+        async (req) => ({ data: req.body, error: null }),
+      );
+      typed.get(
+        '/api/test/items',
+        { schema: { querystring: z.object({ ...paginationFields }) } },
+        async (req) => {
+          const page = toPage(req.query);
+          const all = Array.from({ length: 250 }, (_, i) => i);
+          return paged(all.slice((page.page - 1) * page.perPage, page.page * page.perPage), pageMeta(page, all.length));
+        },
+      );
+    },
+  });
+  student = await t.token({ role: 'STUDENT', id: 'c_demo_stu_01' });
+});
+afterAll(() => t.close());
+
+describe('envelope', () => {
+  it('wraps success in {data, error: null}', async () => {
+    const res = await t.request('GET', '/healthz');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ data: { status: 'ok' }, error: null });
+  });
+
+  it('answers an unknown route with 404 NOT_FOUND in the envelope', async () => {
+    const res = await t.request('GET', '/api/nothing-here', { token: student });
+    expect(res.status).toBe(404);
+    expect(res.body.data).toBeNull();
+    expect(res.body.error?.code).toBe('NOT_FOUND');
+  });
+
+  it('answers malformed JSON with 400 VALIDATION_ERROR', async () => {
+    const res = await t.request('POST', '/api/test/echo', {
+      token: student,
+      body: '{"title": ',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error?.code).toBe('VALIDATION_ERROR');
+  });
+
+  it('lists each failing field in error.details', async () => {
+    const res = await t.request('POST', '/api/test/echo', { token: student, body: { title: '', count: 'x' } });
+    expect(res.status).toBe(400);
+    expect(res.body.error?.code).toBe('VALIDATION_ERROR');
+    const fields = res.body.error?.details.fields.map((f: { field: string }) => f.field).sort();
+    expect(fields).toEqual(['body.count', 'body.title']);
+  });
+
+  it('answers a body over the limit with 413', async () => {
+    const res = await t.request('POST', '/api/test/echo', {
+      token: student,
+      body: { title: 'x'.repeat(5000), count: 1 },
+    });
+    expect(res.status).toBe(413);
+    expect(res.body.error?.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('answers an unsupported content type with 415', async () => {
+    const res = await t.request('POST', '/api/test/echo', {
+      token: student,
+      body: 'title=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(res.status).toBe(415);
+    expect(res.body.error?.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('answers a bug with 500 INTERNAL_ERROR and no stack or message leak', async () => {
+    const res = await t.request('GET', '/api/test/boom', { token: student, headers: { 'x-request-id': 'req-boom-1' } });
+    expect(res.status).toBe(500);
+    expect(res.body.error?.code).toBe('INTERNAL_ERROR');
+    expect(res.raw).not.toContain('secret internal detail');
+    expect(res.raw).not.toMatch(/at .*\.ts:\d+/);
+    expect(res.body.error?.message).toContain('req-boom-1');
+  });
+});
+
+describe('pagination', () => {
+  it('defaults to page 1 and reports meta', async () => {
+    const res = await t.request('GET', '/api/test/items', { token: student });
+    expect(res.body.meta).toEqual({ total: 250, page: 1, perPage: 20, totalPages: 13 });
+    expect(res.body.data).toHaveLength(20);
+  });
+
+  it('accepts perPage or limit up to 100', async () => {
+    const a = await t.request('GET', '/api/test/items?perPage=100&page=3', { token: student });
+    expect(a.body.meta).toEqual({ total: 250, page: 3, perPage: 100, totalPages: 3 });
+    expect(a.body.data).toHaveLength(50);
+    const b = await t.request('GET', '/api/test/items?limit=7', { token: student });
+    expect(b.body.meta.perPage).toBe(7);
+  });
+
+  it('refuses a page size over 100, page 0 and non-numbers', async () => {
+    for (const q of ['perPage=101', 'limit=101', 'page=0', 'page=abc', 'perPage=0']) {
+      const res = await t.request('GET', `/api/test/items?${q}`, { token: student });
+      expect(res.status, q).toBe(400);
+      expect(res.body.error?.code).toBe('VALIDATION_ERROR');
+    }
+  });
+});
+
+describe('platform headers and versioning', () => {
+  it('serves /api/v1/* by the same routes', async () => {
+    const a = await t.request('GET', '/api/auth/session', { token: student });
+    const b = await t.request('GET', '/api/v1/auth/session', { token: student });
+    expect(b.status).toBe(200);
+    expect(b.body).toEqual(a.body);
+    const nf = await t.request('GET', '/api/v1/nothing', { token: student });
+    expect(nf.status).toBe(404);
+  });
+
+  it('puts a request id on every response and echoes a sent one', async () => {
+    const a = await t.request('GET', '/healthz');
+    expect(a.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const b = await t.request('GET', '/healthz', { headers: { 'x-request-id': 'abc-123' } });
+    expect(b.headers['x-request-id']).toBe('abc-123');
+    const err = await t.request('GET', '/api/none', { headers: { 'x-request-id': 'abc-404' } });
+    expect(err.headers['x-request-id']).toBe('abc-404');
+  });
+
+  it('sends security headers', async () => {
+    const res = await t.request('GET', '/healthz');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['x-frame-options']).toBeDefined();
+    expect(res.headers['strict-transport-security']).toBeDefined();
+  });
+
+  it('allows CORS only for configured origins', async () => {
+    const ok = await t.request('GET', '/healthz', { headers: { origin: 'https://app.example.edu' } });
+    expect(ok.headers['access-control-allow-origin']).toBe('https://app.example.edu');
+    const no = await t.request('GET', '/healthz', { headers: { origin: 'https://evil.example' } });
+    expect(no.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('reports readiness with the database', async () => {
+    const res = await t.request('GET', '/readyz');
+    expect(res.status).toBe(200);
+    expect(res.body.data.status).toBe('ready');
+  });
+});
+
+describe('docs', () => {
+  it('serves OpenAPI 3.1 with every route and the security schemes', async () => {
+    const res = await t.request('GET', '/openapi.json');
+    expect(res.status).toBe(200);
+    const doc = JSON.parse(res.raw);
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['basicAuth', 'bearerAuth', 'cronSecret', 'sessionCookie']);
+    expect(doc.paths['/api/auth/session'].get.responses['200']).toBeDefined();
+    expect(doc.paths['/healthz']).toBeDefined();
+    const docs = await t.app.inject({ method: 'GET', url: '/docs' });
+    expect([200, 301, 302]).toContain(docs.statusCode);
+  });
+
+  it('documents every registered /api route with its responses', async () => {
+    const doc = JSON.parse((await t.request('GET', '/openapi.json')).raw);
+    const routes = t.app.registeredRoutes.filter((r) => !r.url.startsWith('/api/test/'));
+    expect(routes.length).toBeGreaterThan(0);
+    for (const r of routes) {
+      const path = r.url.replace(/:(\w+)/g, '{$1}');
+      const op = doc.paths[path]?.[r.method.toLowerCase()];
+      expect(op, `${r.method} ${r.url}`).toBeDefined();
+      expect(Object.keys(op.responses ?? {}).length, `${r.method} ${r.url} responses`).toBeGreaterThan(0);
+    }
+  });
+});
