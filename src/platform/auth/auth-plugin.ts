@@ -34,7 +34,10 @@ function suppliedInstitutionIds(req: FastifyRequest): string[] {
   for (const source of [req.query, req.body, req.params]) {
     if (source && typeof source === 'object' && !Array.isArray(source) && !Buffer.isBuffer(source)) {
       const v = (source as Record<string, unknown>)[INSTITUTION_ID_KEY];
-      if (typeof v === 'string' || typeof v === 'number') found.push(String(v));
+      // A repeated query parameter arrives as an array: every value must match.
+      for (const item of Array.isArray(v) ? v : [v]) {
+        if (typeof item === 'string' || typeof item === 'number') found.push(String(item));
+      }
     }
   }
   return found;
@@ -97,8 +100,9 @@ export function registerAuth(app: FastifyInstance, deps: Deps) {
     await ensureInstitution(session.institutionId);
   });
 
-  // After validation: an institutionId in query, body or path must be the session's.
-  app.addHook('preHandler', async (req) => {
+  // Before validation, so schemas that strip unknown keys cannot hide a supplied institutionId:
+  // an institutionId in query, body or path must be the session's.
+  app.addHook('preValidation', async (req) => {
     const session = req.session;
     if (!session) return;
     for (const id of suppliedInstitutionIds(req)) {
