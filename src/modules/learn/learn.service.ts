@@ -125,6 +125,13 @@ export async function getLessonForViewer(ctx: ServiceContext, lessonId: string) 
   return (await openLesson(ctx, course, lesson)).lesson;
 }
 
+/*
+ * Correlated subqueries on the outer "courses" row, written with explicit aliases: in a
+ * single-table select Drizzle leaves interpolated column names unqualified, so they would bind
+ * to the inner table and compare it with itself.
+ */
+const lessonCountOfCourse = sql<number>`(select count(*)::int from lessons l where l.institution_id = "courses"."institution_id" and l.course_id = "courses"."id")`;
+
 /** GET /api/catalogue — published courses of the institution. */
 export async function catalogue(ctx: ServiceContext, q: { page: number; perPage?: number; limit?: number; search?: string; categoryId?: string }) {
   const page = toPage(q);
@@ -135,12 +142,11 @@ export async function catalogue(ctx: ServiceContext, q: { page: number; perPage?
     filters.push(or(ilike(courses.title, pattern), ilike(courses.description, pattern)) as SQL);
   }
   const where = and(...filters);
-  const lessonCount = sql<number>`(select count(*)::int from ${lessons} where ${lessons.institutionId} = ${courses.institutionId} and ${lessons.courseId} = ${courses.id})`;
-  const seats = sql<number>`(select count(*)::int from ${enrollments} where ${enrollments.institutionId} = ${courses.institutionId} and ${enrollments.courseId} = ${courses.id} and ${enrollments.status} <> 'DROPPED')`;
-  const mine = sql<string | null>`(select ${enrollments.status} from ${enrollments} where ${enrollments.institutionId} = ${courses.institutionId} and ${enrollments.courseId} = ${courses.id} and ${enrollments.studentId} = ${ctx.actor.personId})`;
+  const seats = sql<number>`(select count(*)::int from enrollments e where e.institution_id = "courses"."institution_id" and e.course_id = "courses"."id" and e.status <> 'DROPPED')`;
+  const mine = sql<string | null>`(select e.status from enrollments e where e.institution_id = "courses"."institution_id" and e.course_id = "courses"."id" and e.student_id = ${ctx.actor.personId})`;
   const [rows, [{ total }]] = await Promise.all([
     ctx.db
-      .select({ course: courses, lessonCount, seats, mine })
+      .select({ course: courses, lessonCount: lessonCountOfCourse, seats, mine })
       .from(courses)
       .where(where)
       .orderBy(desc(courses.publishedAt), desc(courses.id))
@@ -168,10 +174,9 @@ export async function myCourses(ctx: ServiceContext, q: { page: number; perPage?
     eq(enrollments.studentId, ctx.actor.personId),
     q.status ? eq(enrollments.status, q.status) : ne(enrollments.status, 'DROPPED'),
   );
-  const lessonCount = sql<number>`(select count(*)::int from ${lessons} where ${lessons.institutionId} = ${courses.institutionId} and ${lessons.courseId} = ${courses.id})`;
   const [rows, [{ total }]] = await Promise.all([
     ctx.db
-      .select({ enrollment: enrollments, course: courses, lessonCount })
+      .select({ enrollment: enrollments, course: courses, lessonCount: lessonCountOfCourse })
       .from(enrollments)
       .innerJoin(courses, and(eq(courses.id, enrollments.courseId), eq(courses.institutionId, enrollments.institutionId)))
       .where(where)
