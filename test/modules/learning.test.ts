@@ -1,0 +1,422 @@
+/**
+ * Learning through HTTP: navigation and lesson content, drip locks with a moved clock,
+ * progress (single, batched, PDF, events), interactions and block answers, course completion
+ * with its certificate and CRM outbox row exactly once, and certificate verification.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { and, eq } from 'drizzle-orm';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createCourse, createLesson, enroll } from '../helpers/factories.js';
+import { expectError, expectOk, failingFields } from '../helpers/expect.js';
+import type { Course, Lesson } from '../../src/modules/courses/courses.tables.js';
+import { enrollments, learnerEvents, lessonInteractions, lessonProgress } from '../../src/modules/enrollments/enrollments.tables.js';
+import { certificates } from '../../src/modules/certificates/certificates.tables.js';
+import { crmCompletions } from '../../src/modules/sync/sync.tables.js';
+import { jobs } from '../../src/platform/queue/queue.tables.js';
+
+const DAY = 86_400_000;
+let t: TestApp;
+let teacher: string;
+let northTeacher: string;
+const tokens: Record<string, string> = {};
+const stu = (n: number) => `c_demo_stu_${String(n).padStart(2, '0')}`;
+const student = (n: number) => tokens[stu(n)];
+
+beforeAll(async () => {
+  t = await createTestApp();
+  teacher = await t.token({ role: 'TEACHER', id: 'u_demo_teacher', expiresIn: 10 * 365 * 86_400 });
+  northTeacher = await t.token({ role: 'TEACHER', id: 'u_northside_teacher', institutionId: 'inst_north', expiresIn: 10 * 365 * 86_400 });
+  // Long-lived: a test below moves the clock past a certificate's expiry.
+  for (let n = 1; n <= 30; n++) tokens[stu(n)] = await t.token({ role: 'STUDENT', id: stu(n), expiresIn: 10 * 365 * 86_400 });
+}, 180_000);
+afterAll(() => t?.close());
+
+/** A published course with `n` required TEXT lessons in order. */
+async function courseWithLessons(n: number, course: Partial<Course> = {}, lesson: Partial<Lesson> = {}) {
+  const c = await createCourse(t, { title: 'Learning course', ...course });
+  const ls: Lesson[] = [];
+  for (let i = 0; i < n; i++) ls.push(await createLesson(t, { courseId: c.id, title: `Lesson ${i + 1}`, order: i, ...lesson }));
+  return { course: c, lessons: ls };
+}
+
+const progress = (token: string, lessonId: string, body: Record<string, unknown>) => t.request('POST', `/api/lessons/${lessonId}/progress`, { token, body });
+
+describe('GET /api/learn/:courseId and /api/learn/:courseId/:lessonId', () => {
+  it('returns modules and lessons with completion and lock state to an enrolled student', async () => {
+    const { course, lessons } = await courseWithLessons(2);
+    await enroll(t, { courseId: course.id, studentId: stu(1) });
+    expectOk(await progress(student(1), lessons[0].id, { completed: true }));
+    const nav = expectOk(await t.request('GET', `/api/learn/${course.id}`, { token: student(1) }));
+    expect(nav.course.id).toBe(course.id);
+    expect(nav.enrollment).toMatchObject({ studentId: stu(1), status: 'ACTIVE', progress: 50 });
+    expect(nav.lessonsWithoutModule.map((l: any) => [l.title, l.completed, l.locked])).toEqual([
+      ['Lesson 1', true, false],
+      ['Lesson 2', false, false],
+    ]);
+  });
+
+  it('returns lesson content with progress and neighbours', async () => {
+    const { course, lessons } = await courseWithLessons(3);
+    await enroll(t, { courseId: course.id, studentId: stu(1) });
+    const data = expectOk(await t.request('GET', `/api/learn/${course.id}/${lessons[1].id}`, { token: student(1) }));
+    expect(data).toMatchObject({ lesson: { id: lessons[1].id, title: 'Lesson 2' }, progress: null, previousLessonId: lessons[0].id, nextLessonId: lessons[2].id });
+    const [row] = await t.db.select().from(enrollments).where(and(eq(enrollments.courseId, course.id), eq(enrollments.studentId, stu(1))));
+    expect(row.lastAccessedAt?.toISOString()).toBe(t.clock.now().toISOString());
+  });
+
+  it('requires an ACTIVE or COMPLETED enrollment (403 ENROLLMENT_REQUIRED)', async () => {
+    const { course, lessons } = await courseWithLessons(1);
+    await enroll(t, { courseId: course.id, studentId: stu(2), status: 'DROPPED' });
+    await enroll(t, { courseId: course.id, studentId: stu(3), status: 'COMPLETED' });
+    expectError(await t.request('GET', `/api/learn/${course.id}`, { token: student(1) }), 403, 'ENROLLMENT_REQUIRED');
+    expectError(await t.request('GET', `/api/learn/${course.id}/${lessons[0].id}`, { token: student(1) }), 403, 'ENROLLMENT_REQUIRED');
+    expectError(await t.request('GET', `/api/lessons/${lessons[0].id}`, { token: student(1) }), 403, 'ENROLLMENT_REQUIRED');
+    expectError(await t.request('GET', `/api/learn/${course.id}/${lessons[0].id}`, { token: student(2) }), 403, 'ENROLLMENT_REQUIRED');
+    expectOk(await t.request('GET', `/api/learn/${course.id}/${lessons[0].id}`, { token: student(3) }));
+    // Course managers may look without an enrollment.
+    expect(expectOk(await t.request('GET', `/api/learn/${course.id}/${lessons[0].id}`, { token: teacher })).lesson.id).toBe(lessons[0].id);
+  });
+
+  it('answers 404 for another institution and for a lesson of another course', async () => {
+    const a = await courseWithLessons(1);
+    const b = await courseWithLessons(1);
+    await enroll(t, { courseId: a.course.id, studentId: stu(1) });
+    expectError(await t.request('GET', `/api/learn/${a.course.id}`, { token: northTeacher }), 404, 'NOT_FOUND');
+    expectError(await t.request('GET', `/api/learn/${a.course.id}/${a.lessons[0].id}`, { token: northTeacher }), 404, 'NOT_FOUND');
+    expectError(await t.request('GET', `/api/learn/${a.course.id}/${b.lessons[0].id}`, { token: student(1) }), 404, 'NOT_FOUND');
+  });
+});
+
+describe('drip content', () => {
+  it('locks a lesson for unlockAfterDays after enrollment, then opens it', async () => {
+    const { course, lessons } = await courseWithLessons(2);
+    await t.request('PATCH', `/api/lessons/${lessons[1].id}`, { token: teacher, body: { unlockAfterDays: 3 } });
+    const enrolledAt = t.clock.now();
+    await enroll(t, { courseId: course.id, studentId: stu(4) });
+    const unlocksAt = new Date(enrolledAt.getTime() + 3 * DAY).toISOString();
+
+    let res = await t.request('GET', `/api/learn/${course.id}/${lessons[1].id}`, { token: student(4) });
+    expectError(res, 403, 'LESSON_LOCKED');
+    expect(res.body.error.details).toMatchObject({ unlocksAt, reason: 'UNLOCK_AFTER_DAYS' });
+    res = await progress(student(4), lessons[1].id, { completed: true });
+    expectError(res, 403, 'LESSON_LOCKED');
+    expect(res.body.error.details.unlocksAt).toBe(unlocksAt);
+    expect(await t.db.select().from(lessonProgress).where(eq(lessonProgress.lessonId, lessons[1].id))).toHaveLength(0);
+    const nav = expectOk(await t.request('GET', `/api/learn/${course.id}`, { token: student(4) }));
+    expect(nav.lessonsWithoutModule[1]).toMatchObject({ locked: true, unlocksAt, lockReason: 'UNLOCK_AFTER_DAYS' });
+
+    t.clock.advance(3 * DAY - 1000);
+    expectError(await t.request('GET', `/api/learn/${course.id}/${lessons[1].id}`, { token: student(4) }), 403, 'LESSON_LOCKED');
+    t.clock.advance(1000);
+    expectOk(await t.request('GET', `/api/learn/${course.id}/${lessons[1].id}`, { token: student(4) }));
+    expectOk(await progress(student(4), lessons[1].id, { completed: true }));
+  });
+
+  it('locks a lesson until unlockAt', async () => {
+    const { course, lessons } = await courseWithLessons(1);
+    const unlockAt = new Date(t.clock.now().getTime() + 2 * DAY).toISOString();
+    expectOk(await t.request('PATCH', `/api/lessons/${lessons[0].id}`, { token: teacher, body: { unlockAt } }));
+    await enroll(t, { courseId: course.id, studentId: stu(5) });
+    const res = await t.request('GET', `/api/lessons/${lessons[0].id}`, { token: student(5) });
+    expectError(res, 403, 'LESSON_LOCKED');
+    expect(res.body.error.details).toMatchObject({ unlocksAt: unlockAt, reason: 'UNLOCK_AT' });
+    // Managers preview locked lessons.
+    expectOk(await t.request('GET', `/api/lessons/${lessons[0].id}`, { token: teacher }));
+    t.clock.advance(2 * DAY);
+    expectOk(await t.request('GET', `/api/lessons/${lessons[0].id}`, { token: student(5) }));
+  });
+
+  it('with SEQUENTIAL drip unlocks a lesson when the previous required lesson is completed', async () => {
+    const { course, lessons } = await courseWithLessons(3, { dripMode: 'SEQUENTIAL' });
+    // An optional lesson between them does not hold the next one back.
+    await t.request('PATCH', `/api/lessons/${lessons[1].id}`, { token: teacher, body: { isRequired: false } });
+    await enroll(t, { courseId: course.id, studentId: stu(6) });
+    let nav = expectOk(await t.request('GET', `/api/learn/${course.id}`, { token: student(6) }));
+    expect(nav.lessonsWithoutModule.map((l: any) => [l.locked, l.lockReason])).toEqual([
+      [false, null],
+      [true, 'SEQUENTIAL'],
+      [true, 'SEQUENTIAL'],
+    ]);
+    const res = await progress(student(6), lessons[2].id, { completed: true });
+    expectError(res, 403, 'LESSON_LOCKED');
+    expect(res.body.error.details).toMatchObject({ unlocksAt: null, reason: 'SEQUENTIAL' });
+    expectOk(await progress(student(6), lessons[0].id, { completed: true }));
+    nav = expectOk(await t.request('GET', `/api/learn/${course.id}`, { token: student(6) }));
+    expect(nav.lessonsWithoutModule.map((l: any) => l.locked)).toEqual([false, false, false]);
+    expectOk(await progress(student(6), lessons[2].id, { completed: true }));
+  });
+});
+
+describe('POST /api/lessons/:id/progress', () => {
+  it('stores lesson progress and returns the enrollment progress and status', async () => {
+    const { course, lessons } = await courseWithLessons(4);
+    await enroll(t, { courseId: course.id, studentId: stu(7) });
+    let data = expectOk(await progress(student(7), lessons[0].id, { progressPercent: 40, positionSeconds: 90 }));
+    expect(data).toMatchObject({ lessonId: lessons[0].id, completed: false, progressPercent: 40, positionSeconds: 90, progress: 0, status: 'ACTIVE', completedNow: false });
+    data = expectOk(await progress(student(7), lessons[0].id, { completed: true }));
+    expect(data).toMatchObject({ completed: true, progressPercent: 100, completedAt: t.clock.now().toISOString(), progress: 25 });
+    // Completion is sticky: a later lower value does not undo it.
+    data = expectOk(await progress(student(7), lessons[0].id, { completed: false, progressPercent: 10 }));
+    expect(data).toMatchObject({ completed: true, progressPercent: 100, progress: 25 });
+    data = expectOk(await progress(student(7), lessons[1].id, { progressPercent: 100 }));
+    expect(data).toMatchObject({ completed: true, progress: 50 });
+    const rows = await t.db.select().from(lessonProgress).where(eq(lessonProgress.studentId, stu(7)));
+    expect(rows).toHaveLength(2);
+  });
+
+  it('counts required lessons only', async () => {
+    const { course, lessons } = await courseWithLessons(3);
+    await t.request('PATCH', `/api/lessons/${lessons[2].id}`, { token: teacher, body: { isRequired: false } });
+    await enroll(t, { courseId: course.id, studentId: stu(8) });
+    expect(expectOk(await progress(student(8), lessons[2].id, { completed: true })).progress).toBe(0);
+    expect(expectOk(await progress(student(8), lessons[0].id, { completed: true })).progress).toBe(50);
+  });
+
+  it('validates the body and needs an enrollment', async () => {
+    const { course, lessons } = await courseWithLessons(1);
+    await enroll(t, { courseId: course.id, studentId: stu(9) });
+    await enroll(t, { courseId: course.id, studentId: stu(10), status: 'DROPPED' });
+    const res = await progress(student(9), lessons[0].id, { progressPercent: 101, positionSeconds: -1, completed: 'yes' });
+    expectError(res, 400, 'VALIDATION_ERROR');
+    expect(failingFields(res).sort()).toEqual(['body.completed', 'body.positionSeconds', 'body.progressPercent']);
+    expectError(await progress(student(1), lessons[0].id, { completed: true }), 403, 'ENROLLMENT_REQUIRED');
+    expectError(await progress(student(10), lessons[0].id, { completed: true }), 403, 'ENROLLMENT_REQUIRED');
+    expectError(await progress(student(9), 'no-such-lesson', { completed: true }), 404, 'NOT_FOUND');
+    const north = await t.token({ role: 'STUDENT', id: stu(9), institutionId: 'inst_north' });
+    expectError(await progress(north, lessons[0].id, { completed: true }), 404, 'NOT_FOUND');
+    expect(await t.db.select().from(lessonProgress).where(eq(lessonProgress.lessonId, lessons[0].id))).toHaveLength(0);
+  });
+});
+
+describe('course completion', () => {
+  it('completes the enrollment once, issues one certificate and records one CRM push', async () => {
+    const { course, lessons } = await courseWithLessons(2, { certificateEnabled: true, title: 'Completion course' });
+    const e = await enroll(t, { courseId: course.id, studentId: stu(11) });
+    expectOk(await progress(student(11), lessons[0].id, { completed: true }));
+    t.clock.advance(60_000);
+    const data = expectOk(await progress(student(11), lessons[1].id, { completed: true }));
+    const completedAt = t.clock.now().toISOString();
+    expect(data).toMatchObject({ progress: 100, status: 'COMPLETED', courseCompleted: true, completedNow: true, certificateId: expect.any(String) });
+
+    const [row] = await t.db.select().from(enrollments).where(eq(enrollments.id, e.id));
+    expect(row).toMatchObject({ status: 'COMPLETED', progress: 100, finalScore: 100 });
+    expect(row.completedAt?.toISOString()).toBe(completedAt);
+
+    // Completing again (and concurrently) changes nothing.
+    const again = await Promise.all([1, 2, 3].map(() => progress(student(11), lessons[1].id, { completed: true })));
+    for (const r of again) expect(expectOk(r)).toMatchObject({ status: 'COMPLETED', completedNow: false, certificateId: null });
+    const certs = await t.db.select().from(certificates).where(eq(certificates.enrollmentId, e.id));
+    expect(certs).toHaveLength(1);
+    expect(certs[0]).toMatchObject({ id: data.certificateId, courseTitle: 'Completion course', studentId: stu(11), pdfKey: null });
+    expect(certs[0].certificateNumber).toMatch(/^CERT-2026-/);
+    expect(certs[0].verificationCode).toMatch(/^[A-HJ-NP-Z2-9]{12}$/);
+    const outbox = await t.db.select().from(crmCompletions).where(eq(crmCompletions.enrollmentId, e.id));
+    expect(outbox).toHaveLength(1);
+    expect(outbox[0]).toMatchObject({ status: 'PENDING' });
+    expect(outbox[0].payload).toEqual({
+      studentContactId: stu(11),
+      courseId: course.id,
+      courseTitle: 'Completion course',
+      completedAt,
+      finalScore: 100,
+      certificateNumber: certs[0].certificateNumber,
+    });
+    const queued = await t.db.select().from(jobs).where(eq(jobs.status, 'queued'));
+    expect(queued.filter((j) => j.payload.certificateId === certs[0].id).map((j) => j.name)).toEqual(['certificates.renderPdf']);
+    expect(queued.filter((j) => j.payload.completionId === outbox[0].id).map((j) => j.name)).toEqual(['crm.pushCompletion']);
+
+    // The worker renders the PDF and pushes the completion to the CRM, once.
+    await t.worker.drain();
+    const pushesOfCourse = () => t.crmSim.completions.filter((c) => c.body.courseId === course.id);
+    const [rendered] = await t.db.select().from(certificates).where(eq(certificates.id, certs[0].id));
+    expect(rendered.pdfKey).toMatch(/^inst_demo\/certificates\/.+\.pdf$/);
+    const pdf = await t.deps.storage.get(rendered.pdfKey!);
+    expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+    expect(pushesOfCourse()).toEqual([{ slug: 'demo', body: outbox[0].payload, receivedAt: expect.any(String) }]);
+    const [sent] = await t.db.select().from(crmCompletions).where(eq(crmCompletions.id, outbox[0].id));
+    expect(sent.status).toBe('SENT');
+    await t.worker.drain();
+    expect(pushesOfCourse()).toHaveLength(1);
+
+    // The student sees the certificate with a download URL; nobody else does.
+    const mine = await t.request('GET', '/api/certificates', { token: student(11) });
+    expect(expectOk(mine)).toEqual([
+      expect.objectContaining({ id: certs[0].id, courseId: course.id, certificateNumber: certs[0].certificateNumber, verificationCode: certs[0].verificationCode, pdfUrl: expect.any(String) }),
+    ]);
+    expect(mine.body.meta).toEqual({ total: 1, page: 1, perPage: 20, totalPages: 1 });
+    expect(expectOk(await t.request('GET', '/api/certificates', { token: student(12) }))).toEqual([]);
+    const elsewhere = await t.token({ role: 'STUDENT', id: stu(11), institutionId: 'inst_north' });
+    expect(expectOk(await t.request('GET', '/api/certificates', { token: elsewhere }))).toEqual([]);
+  });
+
+  it('completes without a certificate when the course has none, still pushing to the CRM', async () => {
+    const { course, lessons } = await courseWithLessons(1, { certificateEnabled: false });
+    const e = await enroll(t, { courseId: course.id, studentId: stu(12) });
+    const data = expectOk(await progress(student(12), lessons[0].id, { completed: true }));
+    expect(data).toMatchObject({ status: 'COMPLETED', certificateId: null, completedNow: true });
+    expect(await t.db.select().from(certificates).where(eq(certificates.enrollmentId, e.id))).toHaveLength(0);
+    const [outbox] = await t.db.select().from(crmCompletions).where(eq(crmCompletions.enrollmentId, e.id));
+    expect(outbox.payload.certificateNumber).toBe('');
+  });
+
+  it('keeps a COMPLETED student able to open lessons and record progress without a second completion', async () => {
+    const { course, lessons } = await courseWithLessons(1, { certificateEnabled: true });
+    const e = await enroll(t, { courseId: course.id, studentId: stu(13) });
+    expectOk(await progress(student(13), lessons[0].id, { completed: true }));
+    await createLesson(t, { courseId: course.id, title: 'Added later', order: 5 });
+    expectOk(await t.request('GET', `/api/learn/${course.id}/${lessons[0].id}`, { token: student(13) }));
+    expect(expectOk(await progress(student(13), lessons[0].id, { positionSeconds: 5 }))).toMatchObject({ status: 'COMPLETED', completedNow: false });
+    expect(await t.db.select().from(certificates).where(eq(certificates.enrollmentId, e.id))).toHaveLength(1);
+    expect(await t.db.select().from(crmCompletions).where(eq(crmCompletions.enrollmentId, e.id))).toHaveLength(1);
+  });
+});
+
+describe('GET /api/certificates/verify', () => {
+  let code: string;
+  let number: string;
+
+  beforeAll(async () => {
+    const { course, lessons } = await courseWithLessons(1, { certificateEnabled: true, certificateValidityMonths: 12, title: 'Verified course' });
+    await enroll(t, { courseId: course.id, studentId: stu(14) });
+    const { certificateId } = expectOk(await progress(student(14), lessons[0].id, { completed: true }));
+    const [c] = await t.db.select().from(certificates).where(eq(certificates.id, certificateId));
+    code = c.verificationCode;
+    number = c.certificateNumber;
+  });
+
+  it('is public and returns validity, course, dates and the holder name only', async () => {
+    const res = await t.request('GET', '/api/certificates/verify', { query: { code } });
+    const contact = t.crmSim.data.inst_demo.students.find((s) => s.contact.id === stu(14))!.contact;
+    const issued = await t.db.select().from(certificates).where(eq(certificates.verificationCode, code));
+    expect(expectOk(res)).toEqual({
+      valid: true,
+      certificateNumber: number,
+      courseTitle: 'Verified course',
+      issuedAt: issued[0].issuedAt.toISOString(),
+      expiresAt: issued[0].expiresAt!.toISOString(),
+      holderName: `${contact.firstName} ${contact.lastName}`,
+    });
+    // Case and surrounding blanks do not matter to people typing a code.
+    expectOk(await t.request('GET', '/api/certificates/verify', { query: { code: ` ${code.toLowerCase()} ` } }));
+  });
+
+  it('reports an expired certificate as not valid', async () => {
+    t.clock.advance(400 * DAY);
+    expect(expectOk(await t.request('GET', '/api/certificates/verify', { query: { code } })).valid).toBe(false);
+  });
+
+  it('answers 404 for an unknown code and 400 without a code', async () => {
+    expectError(await t.request('GET', '/api/certificates/verify', { query: { code: 'ZZZZZZZZZZZZ' } }), 404, 'NOT_FOUND');
+    expectError(await t.request('GET', '/api/certificates/verify'), 400, 'VALIDATION_ERROR');
+  });
+});
+
+describe('batched, PDF and event progress', () => {
+  it('progress-v2 updates several lessons in one transaction', async () => {
+    const { course, lessons } = await courseWithLessons(3);
+    await enroll(t, { courseId: course.id, studentId: stu(15) });
+    const data = expectOk(
+      await t.request('POST', `/api/lessons/${lessons[0].id}/progress-v2`, {
+        token: student(15),
+        body: { items: [{ completed: true }, { lessonId: lessons[1].id, progressPercent: 30, positionSeconds: 12 }] },
+      }),
+    );
+    expect(data.items.map((i: any) => [i.lessonId, i.completed, i.progressPercent])).toEqual([
+      [lessons[0].id, true, 100],
+      [lessons[1].id, false, 30],
+    ]);
+    expect(data).toMatchObject({ progress: 33, status: 'ACTIVE' });
+  });
+
+  it('progress-v2 writes nothing when one item names a lesson of another course', async () => {
+    const { course, lessons } = await courseWithLessons(2);
+    const other = await courseWithLessons(1);
+    await enroll(t, { courseId: course.id, studentId: stu(16) });
+    const res = await t.request('POST', `/api/lessons/${lessons[0].id}/progress-v2`, {
+      token: student(16),
+      body: { items: [{ completed: true }, { lessonId: other.lessons[0].id, completed: true }] },
+    });
+    expectError(res, 400, 'VALIDATION_ERROR');
+    expect(failingFields(res)).toEqual(['body.items.1.lessonId']);
+    expect(await t.db.select().from(lessonProgress).where(eq(lessonProgress.studentId, stu(16)))).toHaveLength(0);
+    expectError(await t.request('POST', `/api/lessons/${lessons[0].id}/progress-v2`, { token: student(16), body: { items: [] } }), 400, 'VALIDATION_ERROR');
+  });
+
+  it('pdf-progress records the page reached and completes on the last page', async () => {
+    const { course, lessons } = await courseWithLessons(2, {}, { type: 'PDF' });
+    await enroll(t, { courseId: course.id, studentId: stu(17) });
+    const url = `/api/lessons/${lessons[0].id}/pdf-progress`;
+    expect(expectOk(await t.request('POST', url, { token: student(17), body: { page: 5, totalPages: 10 } }))).toMatchObject({
+      pdfPage: 5,
+      pdfTotalPages: 10,
+      progressPercent: 50,
+      completed: false,
+    });
+    expect(expectOk(await t.request('POST', url, { token: student(17), body: { page: 10, totalPages: 10 } }))).toMatchObject({ completed: true, progress: 50 });
+    expectError(await t.request('POST', url, { token: student(17), body: { page: 11, totalPages: 10 } }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('POST', url, { token: student(17), body: { page: 0, totalPages: 10 } }), 400, 'VALIDATION_ERROR');
+    const text = await courseWithLessons(1);
+    await enroll(t, { courseId: text.course.id, studentId: stu(17) });
+    expectError(await t.request('POST', `/api/lessons/${text.lessons[0].id}/pdf-progress`, { token: student(17), body: { page: 1, totalPages: 2 } }), 400, 'VALIDATION_ERROR');
+  });
+
+  it('stores learner events; a complete event completes the lesson', async () => {
+    const { course, lessons } = await courseWithLessons(2, {}, { type: 'VIDEO' });
+    await enroll(t, { courseId: course.id, studentId: stu(18) });
+    const url = `/api/lessons/${lessons[0].id}/events`;
+    let data = expectOk(await t.request('POST', url, { token: student(18), body: { type: 'play', positionSeconds: 0 } }), 201);
+    expect(data).toMatchObject({ recorded: 1, progress: { positionSeconds: 0, completed: false } });
+    data = expectOk(
+      await t.request('POST', url, {
+        token: student(18),
+        body: { events: [{ type: 'seek', positionSeconds: 120.7, data: { from: 10 } }, { type: 'pause', positionSeconds: 125 }, { type: 'complete' }] },
+      }),
+      201,
+    );
+    expect(data).toMatchObject({ recorded: 3, progress: { completed: true, positionSeconds: 125, progress: 50 } });
+    const stored = await t.db.select().from(learnerEvents).where(eq(learnerEvents.lessonId, lessons[0].id));
+    expect(stored.map((e) => e.type).sort()).toEqual(['complete', 'pause', 'play', 'seek']);
+    expect(stored.find((e) => e.type === 'seek')).toMatchObject({ studentId: stu(18), positionSeconds: 120.7, data: { from: 10 } });
+    expectError(await t.request('POST', url, { token: student(18), body: { positionSeconds: 3 } }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('POST', url, { token: student(19), body: { type: 'play' } }), 403, 'ENROLLMENT_REQUIRED');
+  });
+
+  it('stores interactions', async () => {
+    const { course, lessons } = await courseWithLessons(1);
+    await enroll(t, { courseId: course.id, studentId: stu(19) });
+    const data = expectOk(
+      await t.request('POST', `/api/lessons/${lessons[0].id}/interactions`, { token: student(19), body: { kind: 'expand', targetId: 'faq-2', data: { open: true } } }),
+      201,
+    );
+    expect(data).toEqual({ id: expect.any(String), lessonId: lessons[0].id, kind: 'expand', targetId: 'faq-2', data: { open: true }, createdAt: t.clock.now().toISOString() });
+    const [row] = await t.db.select().from(lessonInteractions).where(eq(lessonInteractions.id, data.id));
+    expect(row).toMatchObject({ studentId: stu(19), institutionId: 'inst_demo' });
+    expectError(await t.request('POST', `/api/lessons/${lessons[0].id}/interactions`, { token: student(19), body: {} }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('POST', `/api/lessons/${lessons[0].id}/interactions`, { token: student(20), body: { kind: 'x' } }), 403, 'ENROLLMENT_REQUIRED');
+  });
+});
+
+describe('interactive block answers', () => {
+  it("stores the caller's latest answer, marks correctness and shows it to the caller only", async () => {
+    const course = await createCourse(t);
+    const lesson = await createLesson(t, {
+      courseId: course.id,
+      type: 'INTERACTIVE',
+      blocks: [{ id: 'q1', type: 'choice', correctAnswer: 'b' }, { id: 'free', type: 'text' }],
+    });
+    await enroll(t, { courseId: course.id, studentId: stu(21) });
+    await enroll(t, { courseId: course.id, studentId: stu(22) });
+    const url = `/api/lessons/${lesson.id}/blocks/q1/answer`;
+    expect(expectOk(await t.request('GET', url, { token: student(21) }))).toBeNull();
+    expect(expectOk(await t.request('POST', url, { token: student(21), body: { answer: 'a' } }))).toMatchObject({ lessonId: lesson.id, blockId: 'q1', answer: 'a', isCorrect: false });
+    t.clock.advance(1000);
+    expect(expectOk(await t.request('POST', url, { token: student(21), body: { answer: 'b' } }))).toMatchObject({ answer: 'b', isCorrect: true });
+    expect(expectOk(await t.request('GET', url, { token: student(21) }))).toMatchObject({ answer: 'b', isCorrect: true, updatedAt: t.clock.now().toISOString() });
+    expect(expectOk(await t.request('GET', url, { token: student(22) }))).toBeNull();
+    expect(expectOk(await t.request('POST', `/api/lessons/${lesson.id}/blocks/free/answer`, { token: student(22), body: { answer: { text: 'hi' } } }))).toMatchObject({ isCorrect: null, answer: { text: 'hi' } });
+    expectError(await t.request('POST', `/api/lessons/${lesson.id}/blocks/nope/answer`, { token: student(21), body: { answer: 'a' } }), 404, 'NOT_FOUND');
+    expectError(await t.request('POST', url, { token: student(21), body: {} }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('POST', url, { token: student(23), body: { answer: 'b' } }), 403, 'ENROLLMENT_REQUIRED');
+    expectError(await t.request('GET', url, { token: northTeacher }), 404, 'NOT_FOUND');
+  });
+});
