@@ -6,24 +6,42 @@ import type { Db, DbOrTx } from '../../platform/db/client.js';
 import { AppError } from '../../platform/http/errors.js';
 import { institutions } from './institutions.tables.js';
 
-/** Settings of an institution, with their defaults (stored as jsonb, validated on write). */
-export const institutionSettingsSchema = z.object({
+/** Validators of each institution setting (stored as jsonb, validated on write). */
+const settingFields = {
   /** When on, self-enrollment and opening lesson content check the CRM fee status. */
-  feeGatingEnabled: z.boolean().default(false),
-  timezone: z
-    .string()
-    .refine((tz) => {
-      try {
-        new Intl.DateTimeFormat('en', { timeZone: tz });
-        return true;
-      } catch {
-        return false;
-      }
-    }, 'must be an IANA time zone name')
-    .default('UTC'),
-  locale: z.string().regex(/^[a-z]{2,3}(-[A-Z]{2})?$/, 'must be a locale like en or en-GB').default('en'),
-  allowSelfEnrollment: z.boolean().default(true),
-  certificateValidityMonths: z.number().int().min(1).max(600).nullable().default(null),
+  feeGatingEnabled: z.boolean(),
+  timezone: z.string().refine((tz) => {
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: tz });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be an IANA time zone name'),
+  locale: z.string().regex(/^[a-z]{2,3}(-[A-Z]{2})?$/, 'must be a locale like en or en-GB'),
+  allowSelfEnrollment: z.boolean(),
+  certificateValidityMonths: z.number().int().min(1).max(600).nullable(),
+};
+
+/** Settings with their defaults. */
+export const institutionSettingsSchema = z.object({
+  feeGatingEnabled: settingFields.feeGatingEnabled.default(false),
+  timezone: settingFields.timezone.default('UTC'),
+  locale: settingFields.locale.default('en'),
+  allowSelfEnrollment: settingFields.allowSelfEnrollment.default(true),
+  certificateValidityMonths: settingFields.certificateValidityMonths.default(null),
+});
+
+/**
+ * A change to some settings: every field optional and without defaults (zod 4 applies a
+ * default even under `.optional()`, which would reset unsent settings), unknown keys refused.
+ */
+export const institutionSettingsPatchSchema = z.strictObject({
+  feeGatingEnabled: settingFields.feeGatingEnabled.optional(),
+  timezone: settingFields.timezone.optional(),
+  locale: settingFields.locale.optional(),
+  allowSelfEnrollment: settingFields.allowSelfEnrollment.optional(),
+  certificateValidityMonths: settingFields.certificateValidityMonths.optional(),
 });
 export type InstitutionSettings = z.infer<typeof institutionSettingsSchema>;
 

@@ -7,7 +7,7 @@ import { serviceContext, type ServiceContext } from '../../platform/context.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
 import { requireAdmin } from '../../platform/auth/permissions.js';
 import { institutions } from '../institutions/institutions.tables.js';
-import { getInstitution, institutionSettingsSchema, settingsOf } from '../institutions/institutions.service.js';
+import { getInstitution, institutionSettingsPatchSchema, settingsOf } from '../institutions/institutions.service.js';
 
 const settingsResponse = z.object({
   institutionId: z.string(),
@@ -20,10 +20,8 @@ const settingsResponse = z.object({
   certificateValidityMonths: z.number().int().nullable(),
 });
 
-const patchBody = institutionSettingsSchema
-  .partial()
+const patchBody = institutionSettingsPatchSchema
   .extend({ name: z.string().trim().min(1).max(200).optional() })
-  .strict()
   .refine((b) => Object.keys(b).length > 0, 'at least one setting is required');
 
 async function readSettings(ctx: ServiceContext) {
