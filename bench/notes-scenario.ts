@@ -24,12 +24,8 @@
  *   - Also returns `explain()`, which prints EXPLAIN (ANALYZE, BUFFERS) of both page queries
  *     and their count queries, to check the plans use `lesson_notes_inst_student_updated_idx`.
  *
- * Sketch of use in bench/run.ts:
- *
- *   const notes = await prepareNotesScenario({ databaseUrl: process.env.DATABASE_URL! });
- *   for (const r of notes.requests) SCENARIOS.push({ name: r.name, description: r.description,
- *     target: 'app-pg', method: r.method, path: r.path, expectStatus: r.expectStatus,
- *     headers: (ctx) => ctx.bearer(r.actor), check: r.check });
+ * bench/run.ts adds these requests as scenarios `me-notes` and `me-notes-search` on the
+ * `app-pg` target when BENCH_DATABASE_URL is set.
  *
  * Run alone: `DATABASE_URL=postgres://… npx tsx bench/notes-scenario.ts [--explain]`
  * (BENCH_NOTES_TOTAL=… for a smaller table).

@@ -17,6 +17,10 @@
  * of warm-up (3), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10), BENCH_PIN=0 to not pin CPUs,
  * BENCH_ONLY=a,b to run only some scenarios (the baseline always runs), BENCH_START_TIMEOUT
  * seconds a server may take to start (600).
+ *
+ * With BENCH_DATABASE_URL (a PostgreSQL URL; its database is filled with bench data) the run
+ * also has the notes scenarios (bench/notes-scenario.ts): GET /api/me/notes and a search, for
+ * a student with 10,000 notes in a table of 1,000,000 (BENCH_NOTES_TOTAL changes the total).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -30,6 +34,7 @@ import autocannon, { type Result } from 'autocannon';
 import { mintToken, type MintInput } from '../src/platform/auth/tokens.js';
 import { DEMO_INSTITUTION, DEMO_STUDENT_ID } from '../src/dev/crm-sim/fixtures.js';
 import { READY_PREFIX, STATS_PREFIX, TARGETS, type ServerStats } from './server.js';
+import { prepareNotesScenario } from './notes-scenario.js';
 
 // ---------------------------------------------------------------------------------------
 // Scenarios. Add one by appending to SCENARIOS; `target` names a server in bench/server.ts.
@@ -417,7 +422,35 @@ function table(results: Summary[]): string {
   return [line(rows[0]!), sep, ...rows.slice(1).map(line)].join('\n');
 }
 
+/** The notes scenarios need PostgreSQL: generate their data and add them to SCENARIOS. */
+async function addNotesScenarios() {
+  const databaseUrl = process.env.BENCH_DATABASE_URL;
+  if (!databaseUrl) {
+    console.log('notes scenarios skipped: set BENCH_DATABASE_URL to a PostgreSQL database to run them');
+    return;
+  }
+  const totalNotes = process.env.BENCH_NOTES_TOTAL ? positive('BENCH_NOTES_TOTAL', 1) : undefined;
+  const notes = await prepareNotesScenario({ databaseUrl, totalNotes });
+  console.log(
+    `notes data: ${notes.notes.total} notes in all, ${notes.notes.student} of the timed student ` +
+      `(${notes.notes.studentMatchingSearch} matching "${notes.searchWord}"), generated in ${notes.generationSeconds} s`,
+  );
+  for (const r of notes.requests) {
+    SCENARIOS.push({
+      name: r.name,
+      description: r.description,
+      target: 'app-pg',
+      method: r.method,
+      path: r.path,
+      expectStatus: r.expectStatus,
+      headers: (ctx) => ctx.bearer(r.actor),
+      check: r.check,
+    });
+  }
+}
+
 async function main() {
+  if (!ONLY || [...ONLY].some((n) => n.startsWith('me-notes'))) await addNotesScenarios();
   const scenarios = SCENARIOS.filter((s) => s.name === BASELINE || !ONLY || ONLY.has(s.name));
   if (ONLY) {
     const unknown = [...ONLY].filter((n) => !SCENARIOS.some((s) => s.name === n));

@@ -49,41 +49,51 @@ export const TARGETS: Record<string, TargetStarter> = {
    * BENCH_DATA_DIR (a temp directory bench/run.ts creates and removes), the CRM simulator
    * on loopback, rate limits off, logging off.
    */
-  async app() {
-    const { loadConfig } = await import('../src/config.js');
-    const { createDeps } = await import('../src/platform/bootstrap.js');
-    const { buildApp } = await import('../src/app.js');
-    const { startCrmSim } = await import('../src/dev/crm-sim/server.js');
+  app: () => startApp(undefined),
 
-    const dataDir = process.env.BENCH_DATA_DIR;
-    if (!dataDir) throw new Error('BENCH_DATA_DIR is not set');
-    const sim = await startCrmSim({ port: 0 });
-    const config = loadConfig({
-      NODE_ENV: 'development',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DATA_DIR: dataDir,
-      AUTH_SECRET: process.env.BENCH_AUTH_SECRET,
-      CRM_BASE_DOMAIN: sim.baseDomain,
-      CRM_PROTOCOL: sim.protocol,
-      CRM_API_KEY: sim.apiKey,
-      RATE_LIMIT_DISABLED: 'true',
-      LOG_LEVEL: 'silent',
-    });
-    const deps = await createDeps(config, { log: { info: () => undefined, warn: console.warn, error: console.error } });
-    await deps.database.migrate();
-    const app = await buildApp(deps);
-    const url = await app.listen({ host: config.HOST, port: config.PORT });
-    return {
-      url,
-      close: async () => {
-        await app.close();
-        await deps.database.close();
-        await sim.close();
-      },
-    };
+  /** The same app on the PostgreSQL of BENCH_DATABASE_URL (the notes scenario fills it). */
+  'app-pg': () => {
+    const url = process.env.BENCH_DATABASE_URL;
+    if (!url) throw new Error('BENCH_DATABASE_URL is not set');
+    return startApp(url);
   },
 };
+
+async function startApp(databaseUrl: string | undefined): Promise<Started> {
+  const { loadConfig } = await import('../src/config.js');
+  const { createDeps } = await import('../src/platform/bootstrap.js');
+  const { buildApp } = await import('../src/app.js');
+  const { startCrmSim } = await import('../src/dev/crm-sim/server.js');
+
+  const dataDir = process.env.BENCH_DATA_DIR;
+  if (!dataDir) throw new Error('BENCH_DATA_DIR is not set');
+  const sim = await startCrmSim({ port: 0 });
+  const config = loadConfig({
+    NODE_ENV: 'development',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: dataDir,
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    AUTH_SECRET: process.env.BENCH_AUTH_SECRET,
+    CRM_BASE_DOMAIN: sim.baseDomain,
+    CRM_PROTOCOL: sim.protocol,
+    CRM_API_KEY: sim.apiKey,
+    RATE_LIMIT_DISABLED: 'true',
+    LOG_LEVEL: 'silent',
+  });
+  const deps = await createDeps(config, { log: { info: () => undefined, warn: console.warn, error: console.error } });
+  await deps.database.migrate();
+  const app = await buildApp(deps);
+  const url = await app.listen({ host: config.HOST, port: config.PORT });
+  return {
+    url,
+    close: async () => {
+      await app.close();
+      await deps.database.close();
+      await sim.close();
+    },
+  };
+}
 
 async function main() {
   const name = process.argv[2] ?? '';

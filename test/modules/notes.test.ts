@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCourse, createLesson, enroll } from '../helpers/factories.js';
+import { expectError } from '../helpers/expect.js';
 import { lessonBookmarks, lessonNotes } from '../../src/modules/notes/notes.tables.js';
 import type { Course, Lesson } from '../../src/modules/courses/courses.tables.js';
 import { enrollments, type Enrollment } from '../../src/modules/enrollments/enrollments.tables.js';
@@ -76,11 +77,6 @@ async function addBookmark(token: string, lessonId: string, body: Record<string,
 const noteRow = async (id: string) => (await t.db.select().from(lessonNotes).where(eq(lessonNotes.id, id)))[0];
 const bookmarkRow = async (id: string) => (await t.db.select().from(lessonBookmarks).where(eq(lessonBookmarks.id, id)))[0];
 
-function expectError(res: { status: number; body: any }, status: number, code: string) {
-  expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(res.body.data).toBeNull();
-  expect(res.body.error.code).toBe(code);
-}
 
 // ────────────────────────────────────────────────────────────────────────────────
 describe('POST /api/lessons/:id/notes', () => {
