@@ -38,8 +38,15 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
   app.setSerializerCompiler(lenientZodSerializer as never);
   registerErrorHandling(app);
 
+  // While closing, responses still in flight end their keep-alive connection; otherwise the
+  // client's idle socket would hold close() open until the keep-alive timeout.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id);
+    if (closing) reply.header('connection', 'close');
   });
 
   // JSON bodies keep their raw bytes (webhook signatures are computed over them).

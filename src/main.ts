@@ -62,8 +62,13 @@ async function serve(config: Config, withWorker: boolean, banner?: () => Promise
   if (banner) console.log(await banner());
   onShutdown(async () => {
     await app.close(); // finishes in-flight requests
-    await worker?.stop();
+    console.log('[lms] HTTP server closed');
+    if (worker) {
+      await worker.stop();
+      console.log('[lms] worker stopped');
+    }
     await deps.database.close();
+    console.log('[lms] database closed');
   });
 }
 
