@@ -76,8 +76,14 @@ describe('SIGTERM', () => {
     const token = await mintToken(SECRET, { sub: 'u_demo_teacher', institutionId: 'inst_demo', role: 'TEACHER' });
     // The enrollment list asks the CRM for names: a slow CRM keeps the request in flight.
     sim.setFault('slow', { delayMs: 1500, pathPrefix: '/api/lms/' });
+    sim.resetRecords();
     const inFlight = fetch(`${baseUrl}/api/courses/seed_inst_demo_algebra/enrollments`, { headers: { authorization: `Bearer ${token}` } });
-    await new Promise((r) => setTimeout(r, 400));
+    // Signal only once the server is handling it: the simulator has seen its name lookups.
+    const deadline = Date.now() + 30_000;
+    while (!sim.requests.some((r) => r.path.startsWith('/api/lms/contact/'))) {
+      if (Date.now() > deadline) throw new Error('the request never reached the CRM');
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
 
