@@ -19,6 +19,7 @@ import {
   type Cue,
   type Transcript,
 } from './captions.schemas.js';
+import { inTenant } from '../../platform/db/tenancy.js';
 
 // ── WebVTT ─────────────────────────────────────────────────────────────────────
 
@@ -132,7 +133,7 @@ async function findTrack(ctx: ServiceContext, lessonId: string, captionId: strin
     .from(captionTracks)
     .where(
       and(
-        eq(captionTracks.institutionId, ctx.institutionId),
+        inTenant(ctx, captionTracks),
         eq(captionTracks.lessonId, lessonId),
         eq(captionTracks.id, captionId),
       ),
@@ -206,7 +207,7 @@ export async function listCaptions(ctx: ServiceContext, lessonId: string): Promi
   const rows = await ctx.db
     .select()
     .from(captionTracks)
-    .where(and(eq(captionTracks.institutionId, ctx.institutionId), eq(captionTracks.lessonId, lessonId)))
+    .where(and(inTenant(ctx, captionTracks), eq(captionTracks.lessonId, lessonId)))
     .orderBy(desc(captionTracks.isDefault), asc(captionTracks.createdAt), asc(captionTracks.id));
   return Promise.all(rows.map((r) => toDto(ctx, r)));
 }
@@ -379,7 +380,7 @@ export async function updateCaption(
         .set(changes)
         .where(
           and(
-            eq(captionTracks.institutionId, ctx.institutionId),
+            inTenant(ctx, captionTracks),
             eq(captionTracks.lessonId, lessonId),
             eq(captionTracks.id, captionId),
           ),
@@ -405,7 +406,7 @@ export async function deleteCaption(
     .delete(captionTracks)
     .where(
       and(
-        eq(captionTracks.institutionId, ctx.institutionId),
+        inTenant(ctx, captionTracks),
         eq(captionTracks.lessonId, lessonId),
         eq(captionTracks.id, captionId),
       ),

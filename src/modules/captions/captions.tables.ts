@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, foreignKey, index, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { lessons } from '../courses/courses.tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -14,9 +14,7 @@ export const captionTracks = pgTable(
   {
     id: text('id').primaryKey(),
     institutionId: text('institution_id').notNull(),
-    lessonId: text('lesson_id')
-      .notNull()
-      .references(() => lessons.id, { onDelete: 'cascade' }),
+    lessonId: text('lesson_id').notNull(),
     blockId: text('block_id'),
     language: text('language').notNull(),
     label: text('label').notNull(),
@@ -26,6 +24,8 @@ export const captionTracks = pgTable(
     createdBy: text('created_by').notNull(),
   },
   (t) => [
+    unique('caption_tracks_inst_id_uq').on(t.institutionId, t.id),
+    foreignKey({ name: 'caption_tracks_lesson_fk', columns: [t.institutionId, t.lessonId], foreignColumns: [lessons.institutionId, lessons.id] }).onDelete('cascade'),
     index('caption_tracks_inst_lesson_idx').on(t.institutionId, t.lessonId, t.createdAt),
     // At most one default per (lesson, blockId). NULLs are distinct in a unique index, so the
     // lesson-level video (block_id null) gets its own partial index (works on PG 15 and PGlite).

@@ -16,6 +16,7 @@ import type { Course } from '../courses/courses.tables.js';
 import type { Enrollment } from '../enrollments/enrollments.tables.js';
 import { institutionSlug } from '../institutions/institutions.service.js';
 import { certificates, type Certificate } from './certificates.tables.js';
+import { inTenant } from '../../platform/db/tenancy.js';
 
 export const CERTIFICATE_PDF_JOB = 'certificates.renderPdf';
 // No 0/O/1/I: codes are read and typed by people.
@@ -126,7 +127,7 @@ export async function toCertificateDto(storage: Storage, c: Certificate) {
 /** GET /api/certificates — the caller's certificates, newest first. */
 export async function myCertificates(ctx: ServiceContext, q: { page: number; perPage?: number; limit?: number }) {
   const page = toPage(q);
-  const where = and(eq(certificates.institutionId, ctx.institutionId), eq(certificates.studentId, ctx.actor.personId));
+  const where = and(inTenant(ctx, certificates), eq(certificates.studentId, ctx.actor.personId));
   const [rows, [{ total }]] = await Promise.all([
     ctx.db.select().from(certificates).where(where).orderBy(desc(certificates.issuedAt), desc(certificates.id)).limit(page.perPage).offset(pageOffset(page)),
     ctx.db.select({ total: sql<number>`count(*)::int` }).from(certificates).where(where),

@@ -1,4 +1,5 @@
-import { index, pgTable, real, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { foreignKey, index, pgTable, real, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import { enrollments } from '../enrollments/enrollments.tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -20,6 +21,8 @@ export const certificates = pgTable(
     expiresAt: ts('expires_at'),
   },
   (t) => [
+    unique('certificates_inst_id_uq').on(t.institutionId, t.id),
+    foreignKey({ name: 'certificates_enrollment_fk', columns: [t.institutionId, t.enrollmentId], foreignColumns: [enrollments.institutionId, enrollments.id] }).onDelete('cascade'),
     uniqueIndex('certificates_enrollment_uq').on(t.institutionId, t.enrollmentId),
     uniqueIndex('certificates_code_uq').on(t.verificationCode),
     uniqueIndex('certificates_number_uq').on(t.institutionId, t.certificateNumber),

@@ -29,6 +29,7 @@ import type {
   updateLessonBody,
   updateModuleBody,
 } from './courses.schemas.js';
+import { inTenant, byId } from '../../platform/db/tenancy.js';
 
 export const toCourseDto = (c: Course) => ({
   id: c.id,
@@ -90,7 +91,7 @@ export async function loadCourse(ctx: ServiceContext, courseId: string, db: DbOr
   const [course] = await db
     .select()
     .from(courses)
-    .where(and(eq(courses.id, courseId), eq(courses.institutionId, ctx.institutionId)))
+    .where(byId(ctx, courses, courseId))
     .limit(1);
   if (!course) throw notFound('Course');
   return course;
@@ -111,7 +112,7 @@ export async function loadVisibleCourse(ctx: ServiceContext, courseId: string): 
   const [enrolled] = await ctx.db
     .select({ id: enrollments.id })
     .from(enrollments)
-    .where(and(eq(enrollments.institutionId, ctx.institutionId), eq(enrollments.courseId, course.id), eq(enrollments.studentId, ctx.actor.personId)))
+    .where(and(inTenant(ctx, enrollments), eq(enrollments.courseId, course.id), eq(enrollments.studentId, ctx.actor.personId)))
     .limit(1);
   if (!enrolled) throw notFound('Course');
   return course;
@@ -122,14 +123,14 @@ async function assertCategory(ctx: ServiceContext, categoryId: string | null | u
   const [cat] = await ctx.db
     .select({ id: categories.id })
     .from(categories)
-    .where(and(eq(categories.id, categoryId), eq(categories.institutionId, ctx.institutionId)))
+    .where(byId(ctx, categories, categoryId))
     .limit(1);
   if (!cat) throw validationError('Unknown category', [{ field: 'body.categoryId', message: 'no such category in your institution' }]);
 }
 
 export async function listCourses(ctx: ServiceContext, q: z.infer<typeof listCoursesQuery>) {
   const page = toPage(q);
-  const filters: SQL[] = [eq(courses.institutionId, ctx.institutionId)];
+  const filters: SQL[] = [inTenant(ctx, courses)];
   if (!canManageCourses(ctx.actor)) filters.push(eq(courses.status, 'PUBLISHED'));
   else if (q.status) filters.push(eq(courses.status, q.status));
   else filters.push(inArray(courses.status, ['DRAFT', 'PUBLISHED']));
@@ -187,7 +188,7 @@ export async function updateCourse(ctx: ServiceContext, courseId: string, body: 
   const [updated] = await ctx.db
     .update(courses)
     .set({ ...patch, updatedAt: ctx.clock.now() })
-    .where(and(eq(courses.id, course.id), eq(courses.institutionId, ctx.institutionId)))
+    .where(byId(ctx, courses, course.id))
     .returning();
   return toCourseDto(updated);
 }
@@ -199,7 +200,7 @@ export async function archiveCourse(ctx: ServiceContext, courseId: string) {
   const [updated] = await ctx.db
     .update(courses)
     .set({ status: 'ARCHIVED', archivedAt: course.archivedAt ?? now, updatedAt: now })
-    .where(and(eq(courses.id, course.id), eq(courses.institutionId, ctx.institutionId)))
+    .where(byId(ctx, courses, course.id))
     .returning();
   return toCourseDto(updated);
 }
@@ -215,7 +216,7 @@ export async function publishCourse(ctx: ServiceContext, courseId: string, statu
       archivedAt: null,
       updatedAt: now,
     })
-    .where(and(eq(courses.id, course.id), eq(courses.institutionId, ctx.institutionId)))
+    .where(byId(ctx, courses, course.id))
     .returning();
   return toCourseDto(updated);
 }
@@ -240,7 +241,7 @@ export async function duplicateCourse(ctx: ServiceContext, courseId: string) {
         updatedAt: now,
       })
       .returning();
-    const mods = await tx.select().from(courseModules).where(and(eq(courseModules.courseId, source.id), eq(courseModules.institutionId, ctx.institutionId)));
+    const mods = await tx.select().from(courseModules).where(and(eq(courseModules.courseId, source.id), inTenant(ctx, courseModules)));
     const moduleIdMap = new Map<string, string>();
     if (mods.length > 0) {
       const copies = mods.map((m) => {
@@ -250,7 +251,7 @@ export async function duplicateCourse(ctx: ServiceContext, courseId: string) {
       });
       await tx.insert(courseModules).values(copies);
     }
-    const ls = await tx.select().from(lessons).where(and(eq(lessons.courseId, source.id), eq(lessons.institutionId, ctx.institutionId)));
+    const ls = await tx.select().from(lessons).where(and(eq(lessons.courseId, source.id), inTenant(ctx, lessons)));
     if (ls.length > 0) {
       await tx.insert(lessons).values(
         ls.map((l) => ({
@@ -270,8 +271,8 @@ export async function duplicateCourse(ctx: ServiceContext, courseId: string) {
 /** Modules with their lessons, in order; lessons outside a module come in `lessonsWithoutModule`. */
 export async function courseOutline(ctx: ServiceContext, course: Course) {
   const [mods, ls] = await Promise.all([
-    ctx.db.select().from(courseModules).where(and(eq(courseModules.courseId, course.id), eq(courseModules.institutionId, ctx.institutionId))).orderBy(asc(courseModules.order), asc(courseModules.createdAt)),
-    ctx.db.select().from(lessons).where(and(eq(lessons.courseId, course.id), eq(lessons.institutionId, ctx.institutionId))).orderBy(asc(lessons.order), asc(lessons.createdAt)),
+    ctx.db.select().from(courseModules).where(and(eq(courseModules.courseId, course.id), inTenant(ctx, courseModules))).orderBy(asc(courseModules.order), asc(courseModules.createdAt)),
+    ctx.db.select().from(lessons).where(and(eq(lessons.courseId, course.id), inTenant(ctx, lessons))).orderBy(asc(lessons.order), asc(lessons.createdAt)),
   ]);
   return { modules: mods, lessons: ls };
 }
@@ -300,7 +301,7 @@ async function nextOrder(db: DbOrTx, table: typeof courseModules | typeof lesson
 export async function createModule(ctx: ServiceContext, courseId: string, body: z.infer<typeof createModuleBody>) {
   const course = await loadOwnCourse(ctx, courseId);
   const now = ctx.clock.now();
-  const order = body.order ?? (await nextOrder(ctx.db, courseModules, and(eq(courseModules.institutionId, ctx.institutionId), eq(courseModules.courseId, course.id))));
+  const order = body.order ?? (await nextOrder(ctx.db, courseModules, and(inTenant(ctx, courseModules), eq(courseModules.courseId, course.id))));
   const [mod] = await ctx.db
     .insert(courseModules)
     .values({ id: newId(), institutionId: ctx.institutionId, courseId: course.id, title: body.title, order, createdAt: now, updatedAt: now })
@@ -313,7 +314,7 @@ async function loadModule(ctx: ServiceContext, moduleId: string) {
   const [mod] = await ctx.db
     .select()
     .from(courseModules)
-    .where(and(eq(courseModules.id, moduleId), eq(courseModules.institutionId, ctx.institutionId)))
+    .where(byId(ctx, courseModules, moduleId))
     .limit(1);
   if (!mod) throw notFound('Module');
   await loadOwnCourse(ctx, mod.courseId);
@@ -325,7 +326,7 @@ export async function updateModule(ctx: ServiceContext, moduleId: string, body: 
   const [updated] = await ctx.db
     .update(courseModules)
     .set({ ...(body.title !== undefined ? { title: body.title } : {}), ...(body.order !== undefined ? { order: body.order } : {}), updatedAt: ctx.clock.now() })
-    .where(and(eq(courseModules.id, mod.id), eq(courseModules.institutionId, ctx.institutionId)))
+    .where(byId(ctx, courseModules, mod.id))
     .returning();
   return toModuleDto(updated);
 }
@@ -334,8 +335,8 @@ export async function updateModule(ctx: ServiceContext, moduleId: string, body: 
 export async function deleteModule(ctx: ServiceContext, moduleId: string) {
   const mod = await loadModule(ctx, moduleId);
   await ctx.db.transaction(async (tx) => {
-    await tx.update(lessons).set({ moduleId: null, updatedAt: ctx.clock.now() }).where(and(eq(lessons.moduleId, mod.id), eq(lessons.institutionId, ctx.institutionId)));
-    await tx.delete(courseModules).where(and(eq(courseModules.id, mod.id), eq(courseModules.institutionId, ctx.institutionId)));
+    await tx.update(lessons).set({ moduleId: null, updatedAt: ctx.clock.now() }).where(and(eq(lessons.moduleId, mod.id), inTenant(ctx, lessons)));
+    await tx.delete(courseModules).where(byId(ctx, courseModules, mod.id));
   });
   return { id: mod.id, deleted: true as const };
 }
@@ -345,7 +346,7 @@ async function assertModuleOfCourse(ctx: ServiceContext, courseId: string, modul
   const [mod] = await ctx.db
     .select({ id: courseModules.id })
     .from(courseModules)
-    .where(and(eq(courseModules.id, moduleId), eq(courseModules.courseId, courseId), eq(courseModules.institutionId, ctx.institutionId)))
+    .where(and(eq(courseModules.id, moduleId), eq(courseModules.courseId, courseId), inTenant(ctx, courseModules)))
     .limit(1);
   if (!mod) throw validationError('Unknown module', [{ field: 'body.moduleId', message: 'no such module in this course' }]);
 }
@@ -357,7 +358,7 @@ function assertUniqueBlockIds(blocks: Array<{ id: string }> | undefined) {
 }
 
 async function touchCourse(ctx: ServiceContext, courseId: string) {
-  await ctx.db.update(courses).set({ updatedAt: ctx.clock.now() }).where(and(eq(courses.id, courseId), eq(courses.institutionId, ctx.institutionId)));
+  await ctx.db.update(courses).set({ updatedAt: ctx.clock.now() }).where(byId(ctx, courses, courseId));
 }
 
 export async function createLesson(ctx: ServiceContext, courseId: string, body: z.infer<typeof createLessonBody>) {
@@ -370,7 +371,7 @@ export async function createLesson(ctx: ServiceContext, courseId: string, body: 
     (await nextOrder(
       ctx.db,
       lessons,
-      and(eq(lessons.institutionId, ctx.institutionId), eq(lessons.courseId, course.id), body.moduleId ? eq(lessons.moduleId, body.moduleId) : sql`${lessons.moduleId} is null`),
+      and(inTenant(ctx, lessons), eq(lessons.courseId, course.id), body.moduleId ? eq(lessons.moduleId, body.moduleId) : sql`${lessons.moduleId} is null`),
     ));
   const [lesson] = await ctx.db
     .insert(lessons)
@@ -398,7 +399,7 @@ export async function createLesson(ctx: ServiceContext, courseId: string, body: 
 }
 
 async function loadLessonForAuthoring(ctx: ServiceContext, lessonId: string) {
-  const [lesson] = await ctx.db.select().from(lessons).where(and(eq(lessons.id, lessonId), eq(lessons.institutionId, ctx.institutionId))).limit(1);
+  const [lesson] = await ctx.db.select().from(lessons).where(byId(ctx, lessons, lessonId)).limit(1);
   if (!lesson) throw notFound('Lesson');
   await loadOwnCourse(ctx, lesson.courseId);
   return lesson;
@@ -413,19 +414,19 @@ export async function updateLesson(ctx: ServiceContext, lessonId: string, body: 
   const [updated] = await ctx.db
     .update(lessons)
     .set({ ...patch, ...(unlockAt !== undefined ? { unlockAt: unlockAt ? new Date(unlockAt) : null } : {}), updatedAt: ctx.clock.now() })
-    .where(and(eq(lessons.id, lesson.id), eq(lessons.institutionId, ctx.institutionId)))
+    .where(byId(ctx, lessons, lesson.id))
     .returning();
   return toLessonDto(updated);
 }
 
 export async function deleteLesson(ctx: ServiceContext, lessonId: string) {
   const lesson = await loadLessonForAuthoring(ctx, lessonId);
-  await ctx.db.delete(lessons).where(and(eq(lessons.id, lesson.id), eq(lessons.institutionId, ctx.institutionId)));
+  await ctx.db.delete(lessons).where(byId(ctx, lessons, lesson.id));
   return { id: lesson.id, deleted: true as const };
 }
 
 export async function listCategories(ctx: ServiceContext) {
-  const rows = await ctx.db.select().from(categories).where(eq(categories.institutionId, ctx.institutionId)).orderBy(asc(categories.name));
+  const rows = await ctx.db.select().from(categories).where(inTenant(ctx, categories)).orderBy(asc(categories.name));
   return rows.map(toCategoryDto);
 }
 

@@ -1,4 +1,4 @@
-import { boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, foreignKey, index, integer, jsonb, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -16,7 +16,7 @@ export const categories = pgTable(
     description: text('description'),
     createdAt: ts('created_at').notNull(),
   },
-  (t) => [uniqueIndex('categories_inst_name_uq').on(t.institutionId, t.name)],
+  (t) => [uniqueIndex('categories_inst_name_uq').on(t.institutionId, t.name), unique('categories_inst_id_uq').on(t.institutionId, t.id)],
 );
 
 export const courses = pgTable(
@@ -43,8 +43,11 @@ export const courses = pgTable(
     updatedAt: ts('updated_at').notNull(),
   },
   (t) => [
+    unique('courses_inst_id_uq').on(t.institutionId, t.id),
     index('courses_inst_status_idx').on(t.institutionId, t.status, t.createdAt),
     index('courses_inst_owner_idx').on(t.institutionId, t.ownerId),
+    // ON DELETE SET NULL (category_id) in the migration: only the reference is cleared.
+    foreignKey({ name: 'courses_category_fk', columns: [t.institutionId, t.categoryId], foreignColumns: [categories.institutionId, categories.id] }).onDelete('set null'),
   ],
 );
 
@@ -53,13 +56,17 @@ export const courseModules = pgTable(
   {
     id: text('id').primaryKey(),
     institutionId: text('institution_id').notNull(),
-    courseId: text('course_id').notNull().references(() => courses.id, { onDelete: 'cascade' }),
+    courseId: text('course_id').notNull(),
     title: text('title').notNull(),
     order: integer('order').notNull(),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },
-  (t) => [index('modules_inst_course_idx').on(t.institutionId, t.courseId, t.order)],
+  (t) => [
+    unique('course_modules_inst_id_uq').on(t.institutionId, t.id),
+    index('modules_inst_course_idx').on(t.institutionId, t.courseId, t.order),
+    foreignKey({ name: 'course_modules_course_fk', columns: [t.institutionId, t.courseId], foreignColumns: [courses.institutionId, courses.id] }).onDelete('cascade'),
+  ],
 );
 
 /** A block of a lesson (video, text, question…); captions may name a video block. */
@@ -74,8 +81,8 @@ export const lessons = pgTable(
   {
     id: text('id').primaryKey(),
     institutionId: text('institution_id').notNull(),
-    courseId: text('course_id').notNull().references(() => courses.id, { onDelete: 'cascade' }),
-    moduleId: text('module_id').references(() => courseModules.id, { onDelete: 'set null' }),
+    courseId: text('course_id').notNull(),
+    moduleId: text('module_id'),
     title: text('title').notNull(),
     type: text('type', { enum: LESSON_TYPES }).notNull(),
     order: integer('order').notNull(),
@@ -89,7 +96,13 @@ export const lessons = pgTable(
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },
-  (t) => [index('lessons_inst_course_idx').on(t.institutionId, t.courseId, t.order)],
+  (t) => [
+    unique('lessons_inst_id_uq').on(t.institutionId, t.id),
+    index('lessons_inst_course_idx').on(t.institutionId, t.courseId, t.order),
+    foreignKey({ name: 'lessons_course_fk', columns: [t.institutionId, t.courseId], foreignColumns: [courses.institutionId, courses.id] }).onDelete('cascade'),
+    // ON DELETE SET NULL (module_id) in the migration: a deleted module's lessons stay in the course.
+    foreignKey({ name: 'lessons_module_fk', columns: [t.institutionId, t.moduleId], foreignColumns: [courseModules.institutionId, courseModules.id] }).onDelete('set null'),
+  ],
 );
 
 export type Course = typeof courses.$inferSelect;

@@ -5,14 +5,15 @@ import { canManageCourses } from '../../platform/auth/permissions.js';
 import { AppError, notFound } from '../../platform/http/errors.js';
 import { courses, lessons, type Course, type Lesson } from './courses.tables.js';
 import { enrollments, type Enrollment } from '../enrollments/enrollments.tables.js';
+import { inTenant, byId, sameTenantRef } from '../../platform/db/tenancy.js';
 
 /** A lesson of the caller's institution with its course, or 404 NOT_FOUND. */
 export async function findLesson(ctx: ServiceContext, lessonId: string, db: DbOrTx = ctx.db): Promise<{ lesson: Lesson; course: Course }> {
   const [row] = await db
     .select({ lesson: lessons, course: courses })
     .from(lessons)
-    .innerJoin(courses, and(eq(courses.id, lessons.courseId), eq(courses.institutionId, lessons.institutionId)))
-    .where(and(eq(lessons.id, lessonId), eq(lessons.institutionId, ctx.institutionId)))
+    .innerJoin(courses, sameTenantRef(lessons.courseId, lessons.institutionId, courses))
+    .where(byId(ctx, lessons, lessonId))
     .limit(1);
   if (!row) throw notFound('Lesson');
   return row;
@@ -25,7 +26,7 @@ export async function findOwnEnrollment(ctx: ServiceContext, courseId: string, d
     .from(enrollments)
     .where(
       and(
-        eq(enrollments.institutionId, ctx.institutionId),
+        inTenant(ctx, enrollments),
         eq(enrollments.courseId, courseId),
         eq(enrollments.studentId, ctx.actor.personId),
       ),

@@ -11,6 +11,7 @@ import { assertFeesAllow } from '../institutions/fee-gating.js';
 import { getSettings, institutionSlug } from '../institutions/institutions.service.js';
 import { enrollments, type Enrollment, type EnrollmentStatus } from './enrollments.tables.js';
 import { toEnrollmentDto } from './enrollments.dto.js';
+import { inTenant, byId } from '../../platform/db/tenancy.js';
 
 const SEAT_STATUSES: EnrollmentStatus[] = ['ACTIVE', 'COMPLETED'];
 
@@ -44,7 +45,7 @@ async function enrollInTx(tx: Tx, ctx: ServiceContext, course: Course, studentId
   const [existing] = await tx
     .select()
     .from(enrollments)
-    .where(and(eq(enrollments.institutionId, ctx.institutionId), eq(enrollments.courseId, course.id), eq(enrollments.studentId, studentId)))
+    .where(and(inTenant(ctx, enrollments), eq(enrollments.courseId, course.id), eq(enrollments.studentId, studentId)))
     .limit(1);
   if (existing && existing.status !== 'DROPPED') return { kind: 'already', enrollment: existing };
   if (course.maxEnrollments !== null && (await seatsTaken(tx, ctx.institutionId, course.id)) >= course.maxEnrollments) {
@@ -120,7 +121,7 @@ export async function loadEnrollment(ctx: ServiceContext, courseId: string, stud
   const [row] = await ctx.db
     .select()
     .from(enrollments)
-    .where(and(eq(enrollments.institutionId, ctx.institutionId), eq(enrollments.courseId, courseId), eq(enrollments.studentId, studentId)))
+    .where(and(inTenant(ctx, enrollments), eq(enrollments.courseId, courseId), eq(enrollments.studentId, studentId)))
     .limit(1);
   if (!row) throw notFound('Enrollment');
   return row;
@@ -140,7 +141,7 @@ export async function listEnrollments(ctx: ServiceContext, courseId: string, q: 
   requireManageCourses(ctx.actor);
   const course = await loadCourse(ctx, courseId);
   const page: Page = toPage(q);
-  const filters: SQL[] = [eq(enrollments.institutionId, ctx.institutionId), eq(enrollments.courseId, course.id)];
+  const filters: SQL[] = [inTenant(ctx, enrollments), eq(enrollments.courseId, course.id)];
   if (q.status) filters.push(eq(enrollments.status, q.status));
   const where = and(...filters);
   const [rows, [{ total }]] = await Promise.all([
@@ -172,7 +173,7 @@ export async function unenroll(ctx: ServiceContext, courseId: string, studentId:
   const [dropped] = await ctx.db
     .update(enrollments)
     .set({ status: 'DROPPED', droppedAt: now, updatedAt: now })
-    .where(and(eq(enrollments.id, enrollment.id), eq(enrollments.institutionId, ctx.institutionId)))
+    .where(byId(ctx, enrollments, enrollment.id))
     .returning();
   return toEnrollmentDto(dropped);
 }

@@ -1,4 +1,4 @@
-import { boolean, index, integer, jsonb, pgTable, real, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, foreignKey, index, integer, jsonb, pgTable, real, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { courses, lessons } from '../courses/courses.tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -11,7 +11,7 @@ export const enrollments = pgTable(
   {
     id: text('id').primaryKey(),
     institutionId: text('institution_id').notNull(),
-    courseId: text('course_id').notNull().references(() => courses.id, { onDelete: 'cascade' }),
+    courseId: text('course_id').notNull(),
     /** The student's CRM Contact id. */
     studentId: text('student_id').notNull(),
     status: text('status', { enum: ENROLLMENT_STATUSES }).notNull().default('ACTIVE'),
@@ -25,6 +25,8 @@ export const enrollments = pgTable(
     updatedAt: ts('updated_at').notNull(),
   },
   (t) => [
+    unique('enrollments_inst_id_uq').on(t.institutionId, t.id),
+    foreignKey({ name: 'enrollments_course_fk', columns: [t.institutionId, t.courseId], foreignColumns: [courses.institutionId, courses.id] }).onDelete('cascade'),
     uniqueIndex('enrollments_inst_course_student_uq').on(t.institutionId, t.courseId, t.studentId),
     index('enrollments_inst_student_idx').on(t.institutionId, t.studentId, t.status),
     index('enrollments_inst_course_status_idx').on(t.institutionId, t.courseId, t.status),
@@ -36,8 +38,8 @@ export const lessonProgress = pgTable(
   {
     id: text('id').primaryKey(),
     institutionId: text('institution_id').notNull(),
-    enrollmentId: text('enrollment_id').notNull().references(() => enrollments.id, { onDelete: 'cascade' }),
-    lessonId: text('lesson_id').notNull().references(() => lessons.id, { onDelete: 'cascade' }),
+    enrollmentId: text('enrollment_id').notNull(),
+    lessonId: text('lesson_id').notNull(),
     studentId: text('student_id').notNull(),
     completed: boolean('completed').notNull().default(false),
     completedAt: ts('completed_at'),
@@ -48,7 +50,12 @@ export const lessonProgress = pgTable(
     score: real('score'),
     updatedAt: ts('updated_at').notNull(),
   },
-  (t) => [uniqueIndex('lesson_progress_enrollment_lesson_uq').on(t.institutionId, t.enrollmentId, t.lessonId)],
+  (t) => [
+    unique('lesson_progress_inst_id_uq').on(t.institutionId, t.id),
+    uniqueIndex('lesson_progress_enrollment_lesson_uq').on(t.institutionId, t.enrollmentId, t.lessonId),
+    foreignKey({ name: 'lesson_progress_enrollment_fk', columns: [t.institutionId, t.enrollmentId], foreignColumns: [enrollments.institutionId, enrollments.id] }).onDelete('cascade'),
+    foreignKey({ name: 'lesson_progress_lesson_fk', columns: [t.institutionId, t.lessonId], foreignColumns: [lessons.institutionId, lessons.id] }).onDelete('cascade'),
+  ],
 );
 
 /** Learner player events (play, pause, seek, complete…), stored as they come. */
@@ -65,7 +72,11 @@ export const learnerEvents = pgTable(
     occurredAt: ts('occurred_at').notNull(),
     createdAt: ts('created_at').notNull(),
   },
-  (t) => [index('learner_events_inst_lesson_student_idx').on(t.institutionId, t.lessonId, t.studentId, t.createdAt)],
+  (t) => [
+    unique('learner_events_inst_id_uq').on(t.institutionId, t.id),
+    index('learner_events_inst_lesson_student_idx').on(t.institutionId, t.lessonId, t.studentId, t.createdAt),
+    foreignKey({ name: 'learner_events_lesson_fk', columns: [t.institutionId, t.lessonId], foreignColumns: [lessons.institutionId, lessons.id] }).onDelete('cascade'),
+  ],
 );
 
 export const lessonInteractions = pgTable(
@@ -80,7 +91,11 @@ export const lessonInteractions = pgTable(
     data: jsonb('data').$type<Record<string, unknown>>().notNull().default({}),
     createdAt: ts('created_at').notNull(),
   },
-  (t) => [index('lesson_interactions_inst_lesson_student_idx').on(t.institutionId, t.lessonId, t.studentId)],
+  (t) => [
+    unique('lesson_interactions_inst_id_uq').on(t.institutionId, t.id),
+    index('lesson_interactions_inst_lesson_student_idx').on(t.institutionId, t.lessonId, t.studentId),
+    foreignKey({ name: 'lesson_interactions_lesson_fk', columns: [t.institutionId, t.lessonId], foreignColumns: [lessons.institutionId, lessons.id] }).onDelete('cascade'),
+  ],
 );
 
 export const blockAnswers = pgTable(
@@ -96,7 +111,11 @@ export const blockAnswers = pgTable(
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },
-  (t) => [uniqueIndex('block_answers_uq').on(t.institutionId, t.lessonId, t.blockId, t.studentId)],
+  (t) => [
+    unique('block_answers_inst_id_uq').on(t.institutionId, t.id),
+    uniqueIndex('block_answers_uq').on(t.institutionId, t.lessonId, t.blockId, t.studentId),
+    foreignKey({ name: 'block_answers_lesson_fk', columns: [t.institutionId, t.lessonId], foreignColumns: [lessons.institutionId, lessons.id] }).onDelete('cascade'),
+  ],
 );
 
 export type Enrollment = typeof enrollments.$inferSelect;

@@ -18,6 +18,7 @@ import {
   type PresignInput,
   type RegisterFileInput,
 } from './files.schemas.js';
+import { inTenant, byId } from '../../platform/db/tenancy.js';
 
 /** How long a presigned upload URL stays valid. */
 export const UPLOAD_URL_EXPIRY_SECONDS = 15 * 60;
@@ -91,7 +92,7 @@ async function assertCourseAndLesson(ctx: ServiceContext, courseId?: string, les
     const [c] = await ctx.db
       .select({ id: courses.id })
       .from(courses)
-      .where(and(eq(courses.id, courseId), eq(courses.institutionId, ctx.institutionId)))
+      .where(byId(ctx, courses, courseId))
       .limit(1);
     if (!c) throw notFound('Course');
   }
@@ -99,7 +100,7 @@ async function assertCourseAndLesson(ctx: ServiceContext, courseId?: string, les
     const [l] = await ctx.db
       .select({ id: lessons.id, courseId: lessons.courseId })
       .from(lessons)
-      .where(and(eq(lessons.id, lessonId), eq(lessons.institutionId, ctx.institutionId)))
+      .where(byId(ctx, lessons, lessonId))
       .limit(1);
     if (!l) throw notFound('Lesson');
     if (courseId && l.courseId !== courseId) {
@@ -180,7 +181,7 @@ const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`
 export async function listFiles(ctx: ServiceContext, query: ListFilesQuery): Promise<{ rows: FileDto[]; meta: PageMeta }> {
   const page = toPage(query);
   const where = and(
-    eq(files.institutionId, ctx.institutionId),
+    inTenant(ctx, files),
     canManageCourses(ctx.actor) ? undefined : eq(files.uploadedBy, ctx.actor.personId),
     query.search ? ilike(files.name, containsPattern(query.search)) : undefined,
     query.courseId ? eq(files.courseId, query.courseId) : undefined,

@@ -1,4 +1,4 @@
-import { bigint, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, foreignKey, index, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { courses, lessons } from '../courses/courses.tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -16,12 +16,16 @@ export const files = pgTable(
     name: text('name').notNull(),
     contentType: text('content_type').notNull(),
     size: bigint('size', { mode: 'number' }).notNull(),
-    courseId: text('course_id').references(() => courses.id, { onDelete: 'set null' }),
-    lessonId: text('lesson_id').references(() => lessons.id, { onDelete: 'set null' }),
+    courseId: text('course_id'),
+    lessonId: text('lesson_id'),
     uploadedBy: text('uploaded_by').notNull(),
     createdAt: ts('created_at').notNull(),
   },
   (t) => [
+    unique('files_inst_id_uq').on(t.institutionId, t.id),
+    // ON DELETE SET NULL (course_id) / (lesson_id) in the migration: the file stays, the link goes.
+    foreignKey({ name: 'files_course_fk', columns: [t.institutionId, t.courseId], foreignColumns: [courses.institutionId, courses.id] }).onDelete('set null'),
+    foreignKey({ name: 'files_lesson_fk', columns: [t.institutionId, t.lessonId], foreignColumns: [lessons.institutionId, lessons.id] }).onDelete('set null'),
     uniqueIndex('files_key_uq').on(t.key),
     index('files_inst_created_idx').on(t.institutionId, t.createdAt),
     index('files_inst_uploader_idx').on(t.institutionId, t.uploadedBy, t.createdAt),

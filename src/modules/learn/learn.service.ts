@@ -13,14 +13,15 @@ import { enrollments, lessonProgress, type Enrollment } from '../enrollments/enr
 import { toEnrollmentDto } from '../enrollments/enrollments.dto.js';
 import { assertFeesAllow } from '../institutions/fee-gating.js';
 import { lessonLocks, type LockState } from './drip.js';
+import { inTenant, byId, sameTenantRef } from '../../platform/db/tenancy.js';
 
 /** Everything the drip rules need about one learner in one course. */
 export async function courseState(ctx: ServiceContext, course: Course, enrollment: Enrollment | null, db: DbOrTx = ctx.db) {
   const [mods, ls, progress] = await Promise.all([
-    db.select().from(courseModules).where(and(eq(courseModules.institutionId, ctx.institutionId), eq(courseModules.courseId, course.id))).orderBy(asc(courseModules.order), asc(courseModules.createdAt)),
-    db.select().from(lessons).where(and(eq(lessons.institutionId, ctx.institutionId), eq(lessons.courseId, course.id))),
+    db.select().from(courseModules).where(and(inTenant(ctx, courseModules), eq(courseModules.courseId, course.id))).orderBy(asc(courseModules.order), asc(courseModules.createdAt)),
+    db.select().from(lessons).where(and(inTenant(ctx, lessons), eq(lessons.courseId, course.id))),
     enrollment
-      ? db.select().from(lessonProgress).where(and(eq(lessonProgress.institutionId, ctx.institutionId), eq(lessonProgress.enrollmentId, enrollment.id)))
+      ? db.select().from(lessonProgress).where(and(inTenant(ctx, lessonProgress), eq(lessonProgress.enrollmentId, enrollment.id)))
       : Promise.resolve([]),
   ]);
   const ordered = orderedLessons(mods, ls);
@@ -96,7 +97,7 @@ async function openLesson(ctx: ServiceContext, course: Course, lesson: Lesson) {
   const lock = state.locks.get(lesson.id);
   if (lock?.locked) throw lockedError(lock);
   if (enrollment) {
-    await ctx.db.update(enrollments).set({ lastAccessedAt: ctx.clock.now() }).where(and(eq(enrollments.id, enrollment.id), eq(enrollments.institutionId, ctx.institutionId)));
+    await ctx.db.update(enrollments).set({ lastAccessedAt: ctx.clock.now() }).where(byId(ctx, enrollments, enrollment.id));
   }
   const index = state.ordered.findIndex((l) => l.id === lesson.id);
   const p = state.progressByLesson.get(lesson.id);
@@ -135,7 +136,7 @@ const lessonCountOfCourse = sql<number>`(select count(*)::int from lessons l whe
 /** GET /api/catalogue — published courses of the institution. */
 export async function catalogue(ctx: ServiceContext, q: { page: number; perPage?: number; limit?: number; search?: string; categoryId?: string }) {
   const page = toPage(q);
-  const filters: SQL[] = [eq(courses.institutionId, ctx.institutionId), eq(courses.status, 'PUBLISHED')];
+  const filters: SQL[] = [inTenant(ctx, courses), eq(courses.status, 'PUBLISHED')];
   if (q.categoryId) filters.push(eq(courses.categoryId, q.categoryId));
   if (q.search) {
     const pattern = `%${escapeLike(q.search)}%`;
@@ -170,7 +171,7 @@ export async function catalogue(ctx: ServiceContext, q: { page: number; perPage?
 export async function myCourses(ctx: ServiceContext, q: { page: number; perPage?: number; limit?: number; status?: 'ACTIVE' | 'COMPLETED' | 'DROPPED' }) {
   const page = toPage(q);
   const where = and(
-    eq(enrollments.institutionId, ctx.institutionId),
+    inTenant(ctx, enrollments),
     eq(enrollments.studentId, ctx.actor.personId),
     q.status ? eq(enrollments.status, q.status) : ne(enrollments.status, 'DROPPED'),
   );
@@ -178,7 +179,7 @@ export async function myCourses(ctx: ServiceContext, q: { page: number; perPage?
     ctx.db
       .select({ enrollment: enrollments, course: courses, lessonCount: lessonCountOfCourse })
       .from(enrollments)
-      .innerJoin(courses, and(eq(courses.id, enrollments.courseId), eq(courses.institutionId, enrollments.institutionId)))
+      .innerJoin(courses, sameTenantRef(enrollments.courseId, enrollments.institutionId, courses))
       .where(where)
       .orderBy(desc(sql`coalesce(${enrollments.lastAccessedAt}, ${enrollments.enrolledAt})`), desc(enrollments.id))
       .limit(page.perPage)

@@ -18,6 +18,7 @@ import type {
   UpdateBookmarkInput,
   UpdateNoteInput,
 } from './notes.schemas.js';
+import { inTenant, sameTenantRef } from '../../platform/db/tenancy.js';
 
 /** Spec 4.3 and 8: my notes default to 20 a page. */
 const MY_LIST_DEFAULT_PAGE_SIZE = 20;
@@ -66,9 +67,9 @@ function assertTimestampAllowed(lesson: Lesson, timestampSeconds: number | null 
 
 /** The caller's rows in the caller's institution: every query on these tables starts here. */
 const ownNotes = (ctx: ServiceContext) =>
-  and(eq(lessonNotes.institutionId, ctx.institutionId), eq(lessonNotes.studentId, ctx.actor.personId));
+  and(inTenant(ctx, lessonNotes), eq(lessonNotes.studentId, ctx.actor.personId));
 const ownBookmarks = (ctx: ServiceContext) =>
-  and(eq(lessonBookmarks.institutionId, ctx.institutionId), eq(lessonBookmarks.studentId, ctx.actor.personId));
+  and(inTenant(ctx, lessonBookmarks), eq(lessonBookmarks.studentId, ctx.actor.personId));
 
 // ── notes of a lesson ──────────────────────────────────────────────────────────
 
@@ -193,14 +194,14 @@ export async function deleteBookmark(ctx: ServiceContext, lessonId: string, book
 
 // ── my notes / my bookmarks ────────────────────────────────────────────────────
 
-const courseJoin = and(eq(courses.id, lessons.courseId), eq(courses.institutionId, lessons.institutionId));
+const courseJoin = sameTenantRef(lessons.courseId, lessons.institutionId, courses);
 
 /** Lesson ids of one course of the caller's institution (the `courseId` filter). */
 const lessonIdsOfCourse = (ctx: ServiceContext, courseId: string) =>
   ctx.db
     .select({ id: lessons.id })
     .from(lessons)
-    .where(and(eq(lessons.institutionId, ctx.institutionId), eq(lessons.courseId, courseId)));
+    .where(and(inTenant(ctx, lessons), eq(lessons.courseId, courseId)));
 
 const enrichmentColumns = {
   lessonTitle: lessons.title,
@@ -236,7 +237,7 @@ export async function listMyNotes(ctx: ServiceContext, query: MyListQuery): Prom
       ...enrichmentColumns,
     })
     .from(lessonNotes)
-    .innerJoin(lessons, and(eq(lessons.id, lessonNotes.lessonId), eq(lessons.institutionId, lessonNotes.institutionId)))
+    .innerJoin(lessons, sameTenantRef(lessonNotes.lessonId, lessonNotes.institutionId, lessons))
     .innerJoin(courses, courseJoin)
     .where(where)
     .orderBy(desc(lessonNotes.updatedAt), desc(lessonNotes.id))
@@ -273,7 +274,7 @@ export async function listMyBookmarks(ctx: ServiceContext, query: MyListQuery): 
       ...enrichmentColumns,
     })
     .from(lessonBookmarks)
-    .innerJoin(lessons, and(eq(lessons.id, lessonBookmarks.lessonId), eq(lessons.institutionId, lessonBookmarks.institutionId)))
+    .innerJoin(lessons, sameTenantRef(lessonBookmarks.lessonId, lessonBookmarks.institutionId, lessons))
     .innerJoin(courses, courseJoin)
     .where(where)
     .orderBy(desc(lessonBookmarks.createdAt), desc(lessonBookmarks.id))

@@ -1,4 +1,4 @@
-import { index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { foreignKey, index, integer, pgTable, text, timestamp, unique } from 'drizzle-orm/pg-core';
 import { lessons } from '../courses/courses.tables.js';
 import { enrollments } from '../enrollments/enrollments.tables.js';
 
@@ -17,21 +17,20 @@ export const lessonNotes = pgTable(
   {
     institutionId: text('institution_id').notNull(),
     id: text('id').primaryKey(),
-    lessonId: text('lesson_id')
-      .notNull()
-      .references(() => lessons.id, { onDelete: 'cascade' }),
+    lessonId: text('lesson_id').notNull(),
     /** The owner's CRM Contact id (the caller's person id). */
     studentId: text('student_id').notNull(),
     /** The ACTIVE enrollment the note was written under. */
-    enrollmentId: text('enrollment_id')
-      .notNull()
-      .references(() => enrollments.id, { onDelete: 'cascade' }),
+    enrollmentId: text('enrollment_id').notNull(),
     content: text('content').notNull(),
     timestampSeconds: integer('timestamp_seconds'),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },
   (t) => [
+    unique('lesson_notes_inst_id_uq').on(t.institutionId, t.id),
+    foreignKey({ name: 'lesson_notes_lesson_fk', columns: [t.institutionId, t.lessonId], foreignColumns: [lessons.institutionId, lessons.id] }).onDelete('cascade'),
+    foreignKey({ name: 'lesson_notes_enrollment_fk', columns: [t.institutionId, t.enrollmentId], foreignColumns: [enrollments.institutionId, enrollments.id] }).onDelete('cascade'),
     // `desc().nullsFirst()` is what `order by x desc` means, so the index serves the sort.
     index('lesson_notes_inst_student_updated_idx').on(
       t.institutionId,
@@ -59,9 +58,7 @@ export const lessonBookmarks = pgTable(
   {
     institutionId: text('institution_id').notNull(),
     id: text('id').primaryKey(),
-    lessonId: text('lesson_id')
-      .notNull()
-      .references(() => lessons.id, { onDelete: 'cascade' }),
+    lessonId: text('lesson_id').notNull(),
     studentId: text('student_id').notNull(),
     timestampSeconds: integer('timestamp_seconds').notNull(),
     /** 1 to 120 characters, or null. */
@@ -69,6 +66,8 @@ export const lessonBookmarks = pgTable(
     createdAt: ts('created_at').notNull(),
   },
   (t) => [
+    unique('lesson_bookmarks_inst_id_uq').on(t.institutionId, t.id),
+    foreignKey({ name: 'lesson_bookmarks_lesson_fk', columns: [t.institutionId, t.lessonId], foreignColumns: [lessons.institutionId, lessons.id] }).onDelete('cascade'),
     index('lesson_bookmarks_inst_student_created_idx').on(
       t.institutionId,
       t.studentId,

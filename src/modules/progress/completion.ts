@@ -8,6 +8,7 @@ import { issueCertificate } from '../certificates/certificates.service.js';
 import type { Certificate } from '../certificates/certificates.tables.js';
 import { getSettings } from '../institutions/institutions.service.js';
 import { pushCompletion } from '../sync/sync.service.js';
+import { inTenant } from '../../platform/db/tenancy.js';
 
 export interface CompletionResult {
   enrollment: Enrollment;
@@ -36,7 +37,7 @@ export async function recomputeEnrollment(tx: Tx, ctx: ServiceContext, course: C
       lessonProgress,
       and(eq(lessonProgress.lessonId, lessons.id), eq(lessonProgress.enrollmentId, enrollment.id), eq(lessonProgress.institutionId, lessons.institutionId)),
     )
-    .where(and(eq(lessons.institutionId, ctx.institutionId), eq(lessons.courseId, course.id)));
+    .where(and(inTenant(ctx, lessons), eq(lessons.courseId, course.id)));
   const [needed, done] = counts.required > 0 ? [counts.required, counts.doneRequired] : [counts.total, counts.doneAll];
   const progress = needed === 0 ? 0 : Math.round((done / needed) * 100);
   const now = ctx.clock.now();

@@ -10,6 +10,7 @@ import { findLesson } from '../courses/lesson-access.js';
 import { blockAnswers, enrollments, learnerEvents, lessonInteractions, lessonProgress, type Enrollment, type LessonProgress } from '../enrollments/enrollments.tables.js';
 import { courseState, lockedError } from '../learn/learn.service.js';
 import { recomputeEnrollment } from './completion.js';
+import { inTenant } from '../../platform/db/tenancy.js';
 
 export interface ProgressInput {
   completed?: boolean;
@@ -25,7 +26,7 @@ async function lockOwnEnrollment(tx: Tx, ctx: ServiceContext, courseId: string):
   const [e] = await tx
     .select()
     .from(enrollments)
-    .where(and(eq(enrollments.institutionId, ctx.institutionId), eq(enrollments.courseId, courseId), eq(enrollments.studentId, ctx.actor.personId)))
+    .where(and(inTenant(ctx, enrollments), eq(enrollments.courseId, courseId), eq(enrollments.studentId, ctx.actor.personId)))
     .for('update')
     .limit(1);
   if (!e || e.status === 'DROPPED') throw new AppError('ENROLLMENT_REQUIRED', 'You must be enrolled in this course');
@@ -43,7 +44,7 @@ async function upsertProgress(tx: Tx, ctx: ServiceContext, enrollment: Enrollmen
   const [existing] = await tx
     .select()
     .from(lessonProgress)
-    .where(and(eq(lessonProgress.institutionId, ctx.institutionId), eq(lessonProgress.enrollmentId, enrollment.id), eq(lessonProgress.lessonId, lesson.id)))
+    .where(and(inTenant(ctx, lessonProgress), eq(lessonProgress.enrollmentId, enrollment.id), eq(lessonProgress.lessonId, lesson.id)))
     .limit(1);
   // Completion is sticky: once complete, a later "completed: false" or lower percent does not undo it.
   const completed = (existing?.completed ?? false) || input.completed === true || (input.progressPercent ?? 0) >= 100;
@@ -104,7 +105,7 @@ export async function updateProgressBatch(ctx: ServiceContext, lessonId: string,
   const { course } = await findLesson(ctx, lessonId);
   return ctx.db.transaction(async (tx) => {
     const enrollment = await lockOwnEnrollment(tx, ctx, course.id);
-    const courseLessons = await tx.select().from(lessons).where(and(eq(lessons.institutionId, ctx.institutionId), eq(lessons.courseId, course.id)));
+    const courseLessons = await tx.select().from(lessons).where(and(inTenant(ctx, lessons), eq(lessons.courseId, course.id)));
     const byId = new Map(courseLessons.map((l) => [l.id, l]));
     const rows: LessonProgress[] = [];
     for (const [i, item] of items.entries()) {
@@ -217,7 +218,7 @@ export async function getBlockAnswer(ctx: ServiceContext, lessonId: string, bloc
   const [row] = await ctx.db
     .select()
     .from(blockAnswers)
-    .where(and(eq(blockAnswers.institutionId, ctx.institutionId), eq(blockAnswers.lessonId, lessonId), eq(blockAnswers.blockId, blockId), eq(blockAnswers.studentId, ctx.actor.personId)))
+    .where(and(inTenant(ctx, blockAnswers), eq(blockAnswers.lessonId, lessonId), eq(blockAnswers.blockId, blockId), eq(blockAnswers.studentId, ctx.actor.personId)))
     .limit(1);
   return row ? answerDto(row) : null;
 }

@@ -8,6 +8,7 @@ import { enqueue } from '../../platform/queue/queue.js';
 import { requireAdmin } from '../../platform/auth/permissions.js';
 import { institutionSlug } from '../institutions/institutions.service.js';
 import { crmCompletions } from './sync.tables.js';
+import { inTenant } from '../../platform/db/tenancy.js';
 
 export const COMPLETION_JOB = 'crm.pushCompletion';
 const CLAIM_MS = 60_000;
@@ -98,7 +99,7 @@ export async function syncCompletions(ctx: ServiceContext) {
   const due = await ctx.db
     .select({ id: crmCompletions.id })
     .from(crmCompletions)
-    .where(and(eq(crmCompletions.institutionId, ctx.institutionId), inArray(crmCompletions.status, ['PENDING', 'FAILED'])))
+    .where(and(inTenant(ctx, crmCompletions), inArray(crmCompletions.status, ['PENDING', 'FAILED'])))
     .orderBy(crmCompletions.createdAt);
   let pushed = 0;
   let failed = 0;
@@ -110,6 +111,6 @@ export async function syncCompletions(ctx: ServiceContext) {
   const [{ pending }] = await ctx.db
     .select({ pending: sql<number>`count(*)::int` })
     .from(crmCompletions)
-    .where(and(eq(crmCompletions.institutionId, ctx.institutionId), inArray(crmCompletions.status, ['PENDING', 'FAILED'])));
+    .where(and(inTenant(ctx, crmCompletions), inArray(crmCompletions.status, ['PENDING', 'FAILED'])));
   return { pushed, failed, pending };
 }

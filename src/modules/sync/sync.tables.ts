@@ -1,4 +1,5 @@
-import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { foreignKey, index, integer, jsonb, pgTable, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import { enrollments } from '../enrollments/enrollments.tables.js';
 import type { CompletionPush } from '../../platform/crm/types.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -25,6 +26,8 @@ export const crmCompletions = pgTable(
     updatedAt: ts('updated_at').notNull(),
   },
   (t) => [
+    unique('crm_completions_inst_id_uq').on(t.institutionId, t.id),
+    foreignKey({ name: 'crm_completions_enrollment_fk', columns: [t.institutionId, t.enrollmentId], foreignColumns: [enrollments.institutionId, enrollments.id] }).onDelete('cascade'),
     uniqueIndex('crm_completions_enrollment_uq').on(t.institutionId, t.enrollmentId),
     index('crm_completions_inst_status_idx').on(t.institutionId, t.status),
   ],
