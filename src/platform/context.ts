@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { Clock } from './clock.js';
-import type { Database, Db } from './db/client.js';
+import type { Database, DbOrTx } from './db/client.js';
 import type { CrmClient } from './crm/types.js';
 import type { Storage } from './storage/types.js';
 import type { Session } from './auth/tokens.js';
@@ -24,7 +24,10 @@ export interface Deps {
 
 /** What a service call gets: the collaborators plus who is asking, in which tenant. */
 export interface ServiceContext {
-  db: Db;
+  /** The database, or the open transaction inside `withTx`. */
+  db: DbOrTx;
+  /** True inside `withTx`: nested calls join the open transaction. */
+  inTx: boolean;
   clock: Clock;
   crm: CrmClient;
   storage: Storage;
@@ -37,6 +40,7 @@ export interface ServiceContext {
 export function serviceContext(deps: Deps, actor: Session): ServiceContext {
   return {
     db: deps.database.db,
+    inTx: false,
     clock: deps.clock,
     crm: deps.crm,
     storage: deps.storage,
@@ -45,4 +49,16 @@ export function serviceContext(deps: Deps, actor: Session): ServiceContext {
     actor,
     institutionId: actor.institutionId,
   };
+}
+
+/**
+ * Runs `fn` in one transaction: the context it gets has the transaction as `db`, so every
+ * query, job and outbox row written through it commits or rolls back together. Inside an open
+ * transaction it joins it. Services never hold a context and a separate `tx` side by side: on
+ * PGlite's single connection a query through the outer `db` inside a transaction would wait for
+ * the transaction forever.
+ */
+export async function withTx<T>(ctx: ServiceContext, fn: (tx: ServiceContext) => Promise<T>): Promise<T> {
+  if (ctx.inTx) return fn(ctx);
+  return ctx.db.transaction((tx) => fn({ ...ctx, db: tx, inTx: true }));
 }

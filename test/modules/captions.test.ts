@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
+import { multipart, type Part } from '../helpers/multipart.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import type { Db } from '../../src/platform/db/client.js';
 import { ManualClock } from '../../src/platform/clock.js';
@@ -25,30 +26,6 @@ async function insertCourse(db: Db, institutionId = INST, ownerId = 'u_teacher')
 
 async function insertLesson(db: Db, courseId: string, blocks: LessonBlock[] = [], institutionId = INST) {
   return (await createLesson({ db, clock: t.clock }, { courseId, institutionId, type: 'VIDEO', blocks })).id;
-}
-
-// ── multipart bodies, built by hand so every header of a part is under the test's control ──
-
-type Part =
-  | { name: string; value: string }
-  | { name: string; filename: string; contentType?: string | null; data: string | Buffer };
-
-function multipart(parts: Part[]) {
-  const boundary = `----lmsTestBoundary${Math.random().toString(16).slice(2)}`;
-  const chunks: Buffer[] = [];
-  for (const p of parts) {
-    let head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"`;
-    if ('filename' in p) {
-      head += `; filename="${p.filename}"\r\n`;
-      if (p.contentType !== null) head += `Content-Type: ${p.contentType ?? 'text/vtt'}\r\n`;
-      head += '\r\n';
-      chunks.push(Buffer.from(head), Buffer.isBuffer(p.data) ? p.data : Buffer.from(p.data), Buffer.from('\r\n'));
-    } else {
-      chunks.push(Buffer.from(`${head}\r\n\r\n${p.value}\r\n`));
-    }
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { body: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
 }
 
 const VTT = 'WEBVTT\n\n00:00.000 --> 00:02.500\n<v Ana>Hello &amp; welcome</v>\n\n00:02.500 --> 00:05.000\nSecond line\n';

@@ -199,7 +199,8 @@ describe('course completion', () => {
     expect(data).toMatchObject({ progress: 100, status: 'COMPLETED', courseCompleted: true, completedNow: true, certificateId: expect.any(String) });
 
     const [row] = await t.db.select().from(enrollments).where(eq(enrollments.id, e.id));
-    expect(row).toMatchObject({ status: 'COMPLETED', progress: 100, finalScore: 100 });
+    // Nothing in the course was scored, so there is no final score (not a made-up 100).
+    expect(row).toMatchObject({ status: 'COMPLETED', progress: 100, finalScore: null });
     expect(row.completedAt?.toISOString()).toBe(completedAt);
 
     // Completing again (and concurrently) changes nothing.
@@ -218,7 +219,7 @@ describe('course completion', () => {
       courseId: course.id,
       courseTitle: 'Completion course',
       completedAt,
-      finalScore: 100,
+      finalScore: null,
       certificateNumber: certs[0].certificateNumber,
     });
     const queued = await t.db.select().from(jobs).where(eq(jobs.status, 'queued'));

@@ -2,14 +2,12 @@ import { createRequire } from 'node:module';
 import { and, asc, desc, eq, isNull, ne, type SQL } from 'drizzle-orm';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../platform/clock.js';
-import type { ServiceContext } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/client.js';
-import { requireManageCourses } from '../../platform/auth/permissions.js';
+import { withTx, type ServiceContext } from '../../platform/context.js';
 import { AppError, conflict, notFound, validationError } from '../../platform/http/errors.js';
 import { newId } from '../../platform/ids.js';
 import { newObjectKey } from '../../platform/storage/index.js';
 import { lessons, type Lesson } from '../courses/courses.tables.js';
-import { assertCanViewLesson, findLesson } from '../courses/lesson-access.js';
+import { requireAccess } from '../access/access.service.js';
 import { captionTracks, type CaptionTrack } from './captions.tables.js';
 import {
   MAX_CAPTION_BYTES,
@@ -19,7 +17,7 @@ import {
   type Cue,
   type Transcript,
 } from './captions.schemas.js';
-import { inTenant } from '../../platform/db/tenancy.js';
+import { byId, inTenant } from '../../platform/db/tenancy.js';
 
 // ── WebVTT ─────────────────────────────────────────────────────────────────────
 
@@ -144,9 +142,9 @@ async function findTrack(ctx: ServiceContext, lessonId: string, captionId: strin
 }
 
 /** The same video as (lesson, blockId): NULL-safe on blockId. */
-const sameVideo = (institutionId: string, lessonId: string, blockId: string | null): SQL =>
+const sameVideo = (ctx: ServiceContext, lessonId: string, blockId: string | null): SQL =>
   and(
-    eq(captionTracks.institutionId, institutionId),
+    inTenant(ctx, captionTracks),
     eq(captionTracks.lessonId, lessonId),
     blockId === null ? isNull(captionTracks.blockId) : eq(captionTracks.blockId, blockId),
   ) as SQL;
@@ -156,19 +154,19 @@ const sameVideo = (institutionId: string, lessonId: string, blockId: string | nu
  * first, so concurrent default changes on one lesson run one after the other and the partial
  * unique index never sees two defaults.
  */
-async function demoteDefaults(tx: Tx, institutionId: string, lessonId: string, blockId: string | null, keepId?: string) {
-  const locked = await tx
+async function demoteDefaults(tx: ServiceContext, lessonId: string, blockId: string | null, keepId?: string) {
+  const locked = await tx.db
     .select({ id: lessons.id })
     .from(lessons)
-    .where(and(eq(lessons.id, lessonId), eq(lessons.institutionId, institutionId)))
+    .where(byId(tx, lessons, lessonId))
     .for('no key update');
   if (locked.length === 0) throw notFound('Lesson');
-  await tx
+  await tx.db
     .update(captionTracks)
     .set({ isDefault: false })
     .where(
       and(
-        sameVideo(institutionId, lessonId, blockId),
+        sameVideo(tx, lessonId, blockId),
         eq(captionTracks.isDefault, true),
         ...(keepId ? [ne(captionTracks.id, keepId)] : []),
       ),
@@ -203,7 +201,7 @@ async function retryOnDefaultRace<T>(run: () => Promise<T>): Promise<T> {
 
 /** Tracks of a lesson, default first, then oldest first. */
 export async function listCaptions(ctx: ServiceContext, lessonId: string): Promise<CaptionTrackDto[]> {
-  await assertCanViewLesson(ctx, lessonId);
+  await requireAccess(ctx, 'lesson.open', lessonId);
   const rows = await ctx.db
     .select()
     .from(captionTracks)
@@ -213,7 +211,7 @@ export async function listCaptions(ctx: ServiceContext, lessonId: string): Promi
 }
 
 export async function getTranscript(ctx: ServiceContext, cache: TranscriptCache, lessonId: string, captionId: string): Promise<Transcript> {
-  await assertCanViewLesson(ctx, lessonId);
+  await requireAccess(ctx, 'lesson.open', lessonId);
   const track = await findTrack(ctx, lessonId, captionId);
   let cues = cache.get(ctx.institutionId, track.id);
   if (!cues) {
@@ -305,8 +303,7 @@ export async function createCaption(
   lessonId: string,
   readForm: () => Promise<CaptionForm>,
 ): Promise<CaptionTrackDto> {
-  requireManageCourses(ctx.actor);
-  const { lesson } = await findLesson(ctx, lessonId);
+  const { lesson } = await requireAccess(ctx, 'lesson.captions', lessonId);
   const form = await readForm();
 
   const issues: FieldIssue[] = [];
@@ -327,9 +324,9 @@ export async function createCaption(
   let row: CaptionTrack;
   try {
     row = await retryOnDefaultRace(() =>
-      ctx.db.transaction(async (tx) => {
-        if (isDefault) await demoteDefaults(tx, ctx.institutionId, lessonId, blockId);
-        const [inserted] = await tx
+      withTx(ctx, async (tx) => {
+        if (isDefault) await demoteDefaults(tx, lessonId, blockId);
+        const [inserted] = await tx.db
           .insert(captionTracks)
           .values({
             id: newId(),
@@ -363,8 +360,7 @@ export async function updateCaption(
   captionId: string,
   patch: CaptionUpdate,
 ): Promise<CaptionTrackDto> {
-  requireManageCourses(ctx.actor);
-  await findLesson(ctx, lessonId);
+  await requireAccess(ctx, 'lesson.captions', lessonId);
   const track = await findTrack(ctx, lessonId, captionId);
   const changes: Partial<Pick<CaptionTrack, 'label' | 'language' | 'isDefault'>> = {};
   if (patch.label !== undefined) changes.label = patch.label;
@@ -373,14 +369,14 @@ export async function updateCaption(
   if (Object.keys(changes).length === 0) return toDto(ctx, track);
 
   const row = await retryOnDefaultRace(() =>
-    ctx.db.transaction(async (tx) => {
-      if (changes.isDefault === true) await demoteDefaults(tx, ctx.institutionId, lessonId, track.blockId, track.id);
-      const [updated] = await tx
+    withTx(ctx, async (tx) => {
+      if (changes.isDefault === true) await demoteDefaults(tx, lessonId, track.blockId, track.id);
+      const [updated] = await tx.db
         .update(captionTracks)
         .set(changes)
         .where(
           and(
-            inTenant(ctx, captionTracks),
+            inTenant(tx, captionTracks),
             eq(captionTracks.lessonId, lessonId),
             eq(captionTracks.id, captionId),
           ),
@@ -400,8 +396,7 @@ export async function deleteCaption(
   lessonId: string,
   captionId: string,
 ): Promise<{ id: string }> {
-  requireManageCourses(ctx.actor);
-  await findLesson(ctx, lessonId);
+  await requireAccess(ctx, 'lesson.captions', lessonId);
   const [removed] = await ctx.db
     .delete(captionTracks)
     .where(

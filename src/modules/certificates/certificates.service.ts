@@ -4,7 +4,7 @@ import PDFDocument from 'pdfkit';
 import type { Clock } from '../../platform/clock.js';
 import type { ServiceContext } from '../../platform/context.js';
 import type { CrmClient } from '../../platform/crm/types.js';
-import type { Db, Tx } from '../../platform/db/client.js';
+import type { Db } from '../../platform/db/client.js';
 import { iso } from '../../platform/dto.js';
 import { newId } from '../../platform/ids.js';
 import { enqueue } from '../../platform/queue/queue.js';
@@ -37,11 +37,11 @@ function addMonths(d: Date, months: number) {
  * Issue the certificate of a completed enrollment, in the completing transaction; the PDF is
  * rendered by the worker so the transaction stays short. One certificate per enrollment.
  */
-export async function issueCertificate(tx: Tx, clock: Clock, course: Course, enrollment: Enrollment, validityMonths: number | null): Promise<Certificate | null> {
-  const now = clock.now();
+export async function issueCertificate(ctx: ServiceContext, course: Course, enrollment: Enrollment, validityMonths: number | null): Promise<Certificate | null> {
+  const now = ctx.clock.now();
   const id = newId();
   const number = `CERT-${now.getUTCFullYear()}-${id.replace(/-/g, '').slice(-10).toUpperCase()}`;
-  const [row] = await tx
+  const [row] = await ctx.db
     .insert(certificates)
     .values({
       id,
@@ -59,7 +59,7 @@ export async function issueCertificate(tx: Tx, clock: Clock, course: Course, enr
     .onConflictDoNothing()
     .returning();
   if (!row) return null;
-  await enqueue(tx, clock, CERTIFICATE_PDF_JOB, { certificateId: row.id }, { institutionId: row.institutionId });
+  await enqueue(ctx.db, ctx.clock, CERTIFICATE_PDF_JOB, { certificateId: row.id }, { institutionId: row.institutionId });
   return row;
 }
 

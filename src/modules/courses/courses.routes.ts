@@ -16,13 +16,12 @@ import {
   lessonSchema,
   listCoursesQuery,
   moduleSchema,
-  moduleWithLessonsSchema,
+  outlineModuleSchema,
   publishBody,
   updateCourseBody,
   updateLessonBody,
   updateModuleBody,
 } from './courses.schemas.js';
-import { getLessonForViewer } from '../learn/learn.service.js';
 
 const deleted = envelope(z.object({ id: z.string(), deleted: z.literal(true) }));
 
@@ -63,7 +62,7 @@ export const coursesModule: AppModule = async (app, deps) => {
   }, async (req, reply) => reply.code(201).send(ok(await svc.duplicateCourse(ctx(req), req.params.id))));
 
   r.get('/api/courses/:id/modules', {
-    schema: { tags, operationId: 'listModules', summary: 'Modules of a course with their lessons, in order', params: idParams, response: { 200: envelope(z.array(moduleWithLessonsSchema)), ...commonErrors } },
+    schema: { tags, operationId: 'listModules', summary: 'Modules of a course with their lessons, in order: whole lessons for course managers; for everyone else the outline with lock state, and content (answer fields stripped) only for lessons they may open', params: idParams, response: { 200: envelope(z.array(outlineModuleSchema)), ...commonErrors } },
   }, async (req) => ok(await svc.listModules(ctx(req), req.params.id)));
 
   r.post('/api/courses/:id/modules', {
@@ -82,9 +81,6 @@ export const coursesModule: AppModule = async (app, deps) => {
     schema: { tags, operationId: 'createLesson', summary: 'Add a lesson (owner or ADMIN); order defaults to the end of its module', params: idParams, body: createLessonBody, response: { 201: envelope(lessonSchema), ...commonErrors } },
   }, async (req, reply) => reply.code(201).send(ok(await svc.createLesson(ctx(req), req.params.id, req.body))));
 
-  r.get('/api/lessons/:id', {
-    schema: { tags, operationId: 'getLesson', summary: 'A lesson (managers; or enrolled learners, subject to drip locks)', params: idParams, response: { 200: envelope(lessonSchema), ...commonErrors } },
-  }, async (req) => ok(await getLessonForViewer(ctx(req), req.params.id)));
 
   r.patch('/api/lessons/:id', {
     schema: { tags, operationId: 'updateLesson', summary: 'Update a lesson (owner or ADMIN)', params: idParams, body: updateLessonBody, response: { 200: envelope(lessonSchema), ...commonErrors } },

@@ -5,6 +5,17 @@ import { COURSE_STATUSES, DRIP_MODES, LESSON_TYPES } from './courses.tables.js';
 const title = z.string().trim().min(1, 'required').max(200);
 const isoDateTime = z.string().datetime({ offset: true }).describe('ISO 8601 timestamp');
 const ts = z.string().describe('ISO 8601 timestamp');
+/** A link a client loads: http or https only (https only in production, checked by the service). */
+const webUrl = z
+  .string()
+  .max(2000)
+  .refine((u) => {
+    try {
+      return ['http:', 'https:'].includes(new URL(u).protocol);
+    } catch {
+      return false;
+    }
+  }, 'must be an http or https URL');
 
 export const courseSchema = z.object({
   id: z.string(),
@@ -35,7 +46,7 @@ const courseFields = {
   dripMode: z.enum(DRIP_MODES).optional(),
   certificateEnabled: z.boolean().optional(),
   certificateValidityMonths: z.number().int().min(1).max(600).nullable().optional(),
-  thumbnailUrl: z.string().url().max(2000).nullable().optional(),
+  thumbnailUrl: webUrl.nullable().optional(),
   estimatedDuration: z.number().int().min(0).max(1_000_000).nullable().optional(),
   passingScore: z.number().int().min(0).max(100).nullable().optional(),
 };
@@ -89,7 +100,7 @@ const lessonFields = {
   moduleId: z.string().min(1).nullable().optional(),
   order: z.number().int().min(0).max(100_000).optional(),
   content: z.string().max(500_000).nullable().optional(),
-  videoUrl: z.string().url().max(2000).nullable().optional(),
+  videoUrl: webUrl.nullable().optional(),
   durationSeconds: z.number().int().min(0).max(86_400 * 7).nullable().optional(),
   isRequired: z.boolean().optional(),
   unlockAfterDays: z.number().int().min(0).max(3650).nullable().optional(),
@@ -99,7 +110,13 @@ const lessonFields = {
 export const createLessonBody = z.object(lessonFields);
 export const updateLessonBody = z.object({ ...lessonFields, title: title.optional(), type: z.enum(LESSON_TYPES).optional() });
 
-export const moduleWithLessonsSchema = moduleSchema.extend({ lessons: z.array(lessonSchema) });
+/** A lesson in a course outline: content fields are null (blocks empty) where the reader may not open it. */
+export const outlineLessonSchema = lessonSchema.extend({
+  locked: z.boolean(),
+  unlocksAt: ts.nullable(),
+  lockReason: z.enum(['UNLOCK_AT', 'UNLOCK_AFTER_DAYS', 'SEQUENTIAL']).nullable(),
+});
+export const outlineModuleSchema = moduleSchema.extend({ lessons: z.array(outlineLessonSchema) });
 
 export const categorySchema = z.object({
   id: z.string(),

@@ -1,14 +1,16 @@
 import { and, asc, desc, eq, ilike, inArray, max, or, sql, type SQL } from 'drizzle-orm';
 import type { z } from 'zod';
-import type { ServiceContext } from '../../platform/context.js';
-import type { DbOrTx } from '../../platform/db/client.js';
+import { withTx, type ServiceContext } from '../../platform/context.js';
 import { iso } from '../../platform/dto.js';
 import { newId } from '../../platform/ids.js';
 import { AppError, notFound, validationError } from '../../platform/http/errors.js';
 import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
-import { canManageCourses, requireManageCourses, requireOwnerOrAdmin } from '../../platform/auth/permissions.js';
+import { canManageCourses } from '../../platform/auth/permissions.js';
 import { escapeLike } from '../../platform/db/like.js';
-import { enrollments } from '../enrollments/enrollments.tables.js';
+import { byId, inTenant } from '../../platform/db/tenancy.js';
+import { enqueue } from '../../platform/queue/queue.js';
+import { courseState, openableLessonIds, ownEnrollment, requireAccess } from '../access/access.service.js';
+import { captionTracks } from '../captions/captions.tables.js';
 import {
   categories,
   courseModules,
@@ -19,6 +21,7 @@ import {
   type CourseModule,
   type Lesson,
 } from './courses.tables.js';
+import { assertWebLinks, learnerBlocks } from './lesson-content.js';
 import type {
   createCategoryBody,
   createCourseBody,
@@ -29,7 +32,6 @@ import type {
   updateLessonBody,
   updateModuleBody,
 } from './courses.schemas.js';
-import { inTenant, byId } from '../../platform/db/tenancy.js';
 
 export const toCourseDto = (c: Course) => ({
   id: c.id,
@@ -61,20 +63,28 @@ export const toModuleDto = (m: CourseModule) => ({
   updatedAt: iso(m.updatedAt) as string,
 });
 
-export const toLessonDto = (l: Lesson) => ({
+/**
+ * A lesson as its reader may see it: `manager` everything; `learner` the content with answer
+ * fields stripped from blocks; `outline` no content at all (titles, types, order, durations).
+ */
+export type LessonView = 'manager' | 'learner' | 'outline';
+
+export const lessonViewOf = (ctx: ServiceContext): LessonView => (canManageCourses(ctx.actor) ? 'manager' : 'learner');
+
+export const toLessonDto = (l: Lesson, view: LessonView = 'manager') => ({
   id: l.id,
   courseId: l.courseId,
   moduleId: l.moduleId,
   title: l.title,
   type: l.type,
   order: l.order,
-  content: l.content,
-  videoUrl: l.videoUrl,
+  content: view === 'outline' ? null : l.content,
+  videoUrl: view === 'outline' ? null : l.videoUrl,
   durationSeconds: l.durationSeconds,
   isRequired: l.isRequired,
   unlockAfterDays: l.unlockAfterDays,
   unlockAt: iso(l.unlockAt),
-  blocks: l.blocks,
+  blocks: view === 'manager' ? l.blocks : view === 'learner' ? learnerBlocks(l.blocks) : [],
   createdAt: iso(l.createdAt) as string,
   updatedAt: iso(l.updatedAt) as string,
 });
@@ -86,35 +96,10 @@ export const toCategoryDto = (c: Category) => ({
   createdAt: iso(c.createdAt) as string,
 });
 
-/** A course of the caller's institution, or 404. */
-export async function loadCourse(ctx: ServiceContext, courseId: string, db: DbOrTx = ctx.db): Promise<Course> {
-  const [course] = await db
-    .select()
-    .from(courses)
-    .where(byId(ctx, courses, courseId))
-    .limit(1);
+/** A course of the caller's institution, or 404 (no rule beyond tenancy: callers check access). */
+export async function loadCourse(ctx: ServiceContext, courseId: string): Promise<Course> {
+  const [course] = await ctx.db.select().from(courses).where(byId(ctx, courses, courseId)).limit(1);
   if (!course) throw notFound('Course');
-  return course;
-}
-
-/** A course the caller may author: owner or ADMIN (403), in the institution (404). */
-async function loadOwnCourse(ctx: ServiceContext, courseId: string, db: DbOrTx = ctx.db) {
-  requireManageCourses(ctx.actor);
-  const course = await loadCourse(ctx, courseId, db);
-  requireOwnerOrAdmin(ctx.actor, course.ownerId, 'course');
-  return course;
-}
-
-/** Learners see published courses and those they are enrolled in; managers see all. */
-export async function loadVisibleCourse(ctx: ServiceContext, courseId: string): Promise<Course> {
-  const course = await loadCourse(ctx, courseId);
-  if (canManageCourses(ctx.actor) || course.status === 'PUBLISHED') return course;
-  const [enrolled] = await ctx.db
-    .select({ id: enrollments.id })
-    .from(enrollments)
-    .where(and(inTenant(ctx, enrollments), eq(enrollments.courseId, course.id), eq(enrollments.studentId, ctx.actor.personId)))
-    .limit(1);
-  if (!enrolled) throw notFound('Course');
   return course;
 }
 
@@ -150,7 +135,8 @@ export async function listCourses(ctx: ServiceContext, q: z.infer<typeof listCou
 }
 
 export async function createCourse(ctx: ServiceContext, body: z.infer<typeof createCourseBody>) {
-  requireManageCourses(ctx.actor);
+  await requireAccess(ctx, 'catalog.author', null);
+  assertWebLinks(ctx.config, { thumbnailUrl: body.thumbnailUrl });
   await assertCategory(ctx, body.categoryId);
   const now = ctx.clock.now();
   const [course] = await ctx.db
@@ -178,11 +164,12 @@ export async function createCourse(ctx: ServiceContext, body: z.infer<typeof cre
 }
 
 export async function getCourse(ctx: ServiceContext, courseId: string) {
-  return toCourseDto(await loadVisibleCourse(ctx, courseId));
+  return toCourseDto(await requireAccess(ctx, 'course.view', courseId));
 }
 
 export async function updateCourse(ctx: ServiceContext, courseId: string, body: z.infer<typeof updateCourseBody>) {
-  const course = await loadOwnCourse(ctx, courseId);
+  const course = await requireAccess(ctx, 'course.author', courseId);
+  assertWebLinks(ctx.config, { thumbnailUrl: body.thumbnailUrl });
   if (body.categoryId !== undefined) await assertCategory(ctx, body.categoryId);
   const patch = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
   const [updated] = await ctx.db
@@ -195,7 +182,7 @@ export async function updateCourse(ctx: ServiceContext, courseId: string, body: 
 
 /** DELETE archives: the course leaves listings, learner data stays. */
 export async function archiveCourse(ctx: ServiceContext, courseId: string) {
-  const course = await loadOwnCourse(ctx, courseId);
+  const course = await requireAccess(ctx, 'course.author', courseId);
   const now = ctx.clock.now();
   const [updated] = await ctx.db
     .update(courses)
@@ -206,7 +193,7 @@ export async function archiveCourse(ctx: ServiceContext, courseId: string) {
 }
 
 export async function publishCourse(ctx: ServiceContext, courseId: string, status: 'PUBLISHED' | 'DRAFT') {
-  const course = await loadOwnCourse(ctx, courseId);
+  const course = await requireAccess(ctx, 'course.author', courseId);
   const now = ctx.clock.now();
   const [updated] = await ctx.db
     .update(courses)
@@ -221,13 +208,12 @@ export async function publishCourse(ctx: ServiceContext, courseId: string, statu
   return toCourseDto(updated);
 }
 
-/** Deep copy of modules and lessons into a new DRAFT owned by the caller. */
+/** Deep copy of modules and lessons into a new DRAFT owned by the caller (canManageCourses). */
 export async function duplicateCourse(ctx: ServiceContext, courseId: string) {
-  requireManageCourses(ctx.actor);
-  const source = await loadCourse(ctx, courseId);
+  const source = await requireAccess(ctx, 'course.staff', courseId);
   const now = ctx.clock.now();
-  return ctx.db.transaction(async (tx) => {
-    const [copy] = await tx
+  return withTx(ctx, async (tx) => {
+    const [copy] = await tx.db
       .insert(courses)
       .values({
         ...source,
@@ -241,19 +227,14 @@ export async function duplicateCourse(ctx: ServiceContext, courseId: string) {
         updatedAt: now,
       })
       .returning();
-    const mods = await tx.select().from(courseModules).where(and(eq(courseModules.courseId, source.id), inTenant(ctx, courseModules)));
-    const moduleIdMap = new Map<string, string>();
+    const mods = await tx.db.select().from(courseModules).where(and(inTenant(tx, courseModules), eq(courseModules.courseId, source.id)));
+    const moduleIdMap = new Map(mods.map((m) => [m.id, newId()]));
     if (mods.length > 0) {
-      const copies = mods.map((m) => {
-        const id = newId();
-        moduleIdMap.set(m.id, id);
-        return { ...m, id, courseId: copy.id, createdAt: now, updatedAt: now };
-      });
-      await tx.insert(courseModules).values(copies);
+      await tx.db.insert(courseModules).values(mods.map((m) => ({ ...m, id: moduleIdMap.get(m.id)!, courseId: copy.id, createdAt: now, updatedAt: now })));
     }
-    const ls = await tx.select().from(lessons).where(and(eq(lessons.courseId, source.id), inTenant(ctx, lessons)));
+    const ls = await tx.db.select().from(lessons).where(and(inTenant(tx, lessons), eq(lessons.courseId, source.id)));
     if (ls.length > 0) {
-      await tx.insert(lessons).values(
+      await tx.db.insert(lessons).values(
         ls.map((l) => ({
           ...l,
           id: newId(),
@@ -268,75 +249,90 @@ export async function duplicateCourse(ctx: ServiceContext, courseId: string) {
   });
 }
 
-/** Modules with their lessons, in order; lessons outside a module come in `lessonsWithoutModule`. */
-export async function courseOutline(ctx: ServiceContext, course: Course) {
-  const [mods, ls] = await Promise.all([
-    ctx.db.select().from(courseModules).where(and(eq(courseModules.courseId, course.id), inTenant(ctx, courseModules))).orderBy(asc(courseModules.order), asc(courseModules.createdAt)),
-    ctx.db.select().from(lessons).where(and(eq(lessons.courseId, course.id), inTenant(ctx, lessons))).orderBy(asc(lessons.order), asc(lessons.createdAt)),
-  ]);
-  return { modules: mods, lessons: ls };
-}
-
-/** Lessons in reading order: module order first (module-less lessons first), then lesson order. */
-export function orderedLessons(mods: CourseModule[], ls: Lesson[]): Lesson[] {
-  const moduleRank = new Map(mods.map((m, i) => [m.id, i]));
-  return [...ls].sort((a, b) => {
-    const ra = a.moduleId ? (moduleRank.get(a.moduleId) ?? -1) : -1;
-    const rb = b.moduleId ? (moduleRank.get(b.moduleId) ?? -1) : -1;
-    return ra - rb || a.order - b.order || a.createdAt.getTime() - b.createdAt.getTime();
-  });
-}
-
+/**
+ * GET /api/courses/:id/modules — modules with their lessons, in order. Course managers get
+ * every lesson whole; everyone else gets the outline (titles, types, order, durations and
+ * lock state) and a lesson's content only where they may open it (enrolled, unlocked, fees
+ * allowing), with answer fields stripped from its blocks.
+ */
 export async function listModules(ctx: ServiceContext, courseId: string) {
-  const course = await loadVisibleCourse(ctx, courseId);
-  const { modules: mods, lessons: ls } = await courseOutline(ctx, course);
-  return mods.map((m) => ({ ...toModuleDto(m), lessons: ls.filter((l) => l.moduleId === m.id).map(toLessonDto) }));
+  const course = await requireAccess(ctx, 'course.view', courseId);
+  const manager = canManageCourses(ctx.actor);
+  const [state, openable] = await Promise.all([
+    courseState(ctx, course, manager ? null : await ownEnrollmentForOutline(ctx, course)),
+    openableLessonIds(ctx, course),
+  ]);
+  const byOrder = [...state.ordered].sort((a, b) => a.order - b.order || a.createdAt.getTime() - b.createdAt.getTime());
+  const outlineLesson = (l: Lesson) => {
+    const lock = state.locks.get(l.id);
+    return {
+      ...toLessonDto(l, manager ? 'manager' : openable.has(l.id) ? 'learner' : 'outline'),
+      locked: lock?.locked ?? false,
+      unlocksAt: iso(lock?.unlocksAt ?? null),
+      lockReason: lock?.reason ?? null,
+    };
+  };
+  return state.modules.map((m) => ({ ...toModuleDto(m), lessons: byOrder.filter((l) => l.moduleId === m.id).map(outlineLesson) }));
 }
 
-async function nextOrder(db: DbOrTx, table: typeof courseModules | typeof lessons, where: SQL | undefined) {
-  const [{ value }] = await db.select({ value: max(table.order) }).from(table).where(where);
+/** The caller's enrollment for lock state in an outline (a DROPPED one counts as none). */
+async function ownEnrollmentForOutline(ctx: ServiceContext, course: Course) {
+  const e = await ownEnrollment(ctx, course.id);
+  return e && e.status !== 'DROPPED' ? e : null;
+}
+
+async function nextOrder(ctx: ServiceContext, table: typeof courseModules | typeof lessons, where: SQL | undefined) {
+  const [{ value }] = await ctx.db.select({ value: max(table.order) }).from(table).where(where);
   return value === null ? 0 : value + 1;
 }
 
-export async function createModule(ctx: ServiceContext, courseId: string, body: z.infer<typeof createModuleBody>) {
-  const course = await loadOwnCourse(ctx, courseId);
-  const now = ctx.clock.now();
-  const order = body.order ?? (await nextOrder(ctx.db, courseModules, and(inTenant(ctx, courseModules), eq(courseModules.courseId, course.id))));
-  const [mod] = await ctx.db
-    .insert(courseModules)
-    .values({ id: newId(), institutionId: ctx.institutionId, courseId: course.id, title: body.title, order, createdAt: now, updatedAt: now })
-    .returning();
-  await touchCourse(ctx, course.id);
-  return toModuleDto(mod);
+async function touchCourse(ctx: ServiceContext, courseId: string) {
+  await ctx.db.update(courses).set({ updatedAt: ctx.clock.now() }).where(byId(ctx, courses, courseId));
 }
 
-async function loadModule(ctx: ServiceContext, moduleId: string) {
-  const [mod] = await ctx.db
-    .select()
-    .from(courseModules)
-    .where(byId(ctx, courseModules, moduleId))
-    .limit(1);
+export async function createModule(ctx: ServiceContext, courseId: string, body: z.infer<typeof createModuleBody>) {
+  const course = await requireAccess(ctx, 'course.author', courseId);
+  const now = ctx.clock.now();
+  return withTx(ctx, async (tx) => {
+    const order = body.order ?? (await nextOrder(tx, courseModules, and(inTenant(tx, courseModules), eq(courseModules.courseId, course.id))));
+    const [mod] = await tx.db
+      .insert(courseModules)
+      .values({ id: newId(), institutionId: ctx.institutionId, courseId: course.id, title: body.title, order, createdAt: now, updatedAt: now })
+      .returning();
+    await touchCourse(tx, course.id);
+    return toModuleDto(mod);
+  });
+}
+
+/** A module the caller may author (as `course.author` on its course), or 404. */
+async function loadModuleForAuthoring(ctx: ServiceContext, moduleId: string) {
+  const [mod] = await ctx.db.select().from(courseModules).where(byId(ctx, courseModules, moduleId)).limit(1);
   if (!mod) throw notFound('Module');
-  await loadOwnCourse(ctx, mod.courseId);
+  await requireAccess(ctx, 'course.author', mod.courseId);
   return mod;
 }
 
 export async function updateModule(ctx: ServiceContext, moduleId: string, body: z.infer<typeof updateModuleBody>) {
-  const mod = await loadModule(ctx, moduleId);
+  const mod = await loadModuleForAuthoring(ctx, moduleId);
   const [updated] = await ctx.db
     .update(courseModules)
     .set({ ...(body.title !== undefined ? { title: body.title } : {}), ...(body.order !== undefined ? { order: body.order } : {}), updatedAt: ctx.clock.now() })
     .where(byId(ctx, courseModules, mod.id))
     .returning();
+  if (!updated) throw notFound('Module');
   return toModuleDto(updated);
 }
 
-/** Deleting a module keeps its lessons (and learner progress on them): they leave the module. */
+/**
+ * Deleting a module keeps its lessons (and learner progress on them): they leave the module.
+ * The foreign key does the same (ON DELETE SET NULL (module_id)), so a lesson added to the
+ * module while it is being deleted also stays, without a module.
+ */
 export async function deleteModule(ctx: ServiceContext, moduleId: string) {
-  const mod = await loadModule(ctx, moduleId);
-  await ctx.db.transaction(async (tx) => {
-    await tx.update(lessons).set({ moduleId: null, updatedAt: ctx.clock.now() }).where(and(eq(lessons.moduleId, mod.id), inTenant(ctx, lessons)));
-    await tx.delete(courseModules).where(byId(ctx, courseModules, mod.id));
+  const mod = await loadModuleForAuthoring(ctx, moduleId);
+  await withTx(ctx, async (tx) => {
+    await tx.db.update(lessons).set({ moduleId: null, updatedAt: ctx.clock.now() }).where(and(inTenant(tx, lessons), eq(lessons.moduleId, mod.id)));
+    await tx.db.delete(courseModules).where(byId(tx, courseModules, mod.id));
   });
   return { id: mod.id, deleted: true as const };
 }
@@ -346,7 +342,7 @@ async function assertModuleOfCourse(ctx: ServiceContext, courseId: string, modul
   const [mod] = await ctx.db
     .select({ id: courseModules.id })
     .from(courseModules)
-    .where(and(eq(courseModules.id, moduleId), eq(courseModules.courseId, courseId), inTenant(ctx, courseModules)))
+    .where(and(byId(ctx, courseModules, moduleId), eq(courseModules.courseId, courseId)))
     .limit(1);
   if (!mod) throw validationError('Unknown module', [{ field: 'body.moduleId', message: 'no such module in this course' }]);
 }
@@ -357,58 +353,51 @@ function assertUniqueBlockIds(blocks: Array<{ id: string }> | undefined) {
   if (ids.size !== blocks.length) throw validationError('Block ids must be unique', [{ field: 'body.blocks', message: 'duplicate block id' }]);
 }
 
-async function touchCourse(ctx: ServiceContext, courseId: string) {
-  await ctx.db.update(courses).set({ updatedAt: ctx.clock.now() }).where(byId(ctx, courses, courseId));
-}
-
 export async function createLesson(ctx: ServiceContext, courseId: string, body: z.infer<typeof createLessonBody>) {
-  const course = await loadOwnCourse(ctx, courseId);
-  await assertModuleOfCourse(ctx, course.id, body.moduleId);
+  const course = await requireAccess(ctx, 'course.author', courseId);
   assertUniqueBlockIds(body.blocks);
+  assertWebLinks(ctx.config, { videoUrl: body.videoUrl }, body.blocks);
+  await assertModuleOfCourse(ctx, course.id, body.moduleId);
   const now = ctx.clock.now();
-  const order =
-    body.order ??
-    (await nextOrder(
-      ctx.db,
-      lessons,
-      and(inTenant(ctx, lessons), eq(lessons.courseId, course.id), body.moduleId ? eq(lessons.moduleId, body.moduleId) : sql`${lessons.moduleId} is null`),
-    ));
-  const [lesson] = await ctx.db
-    .insert(lessons)
-    .values({
-      id: newId(),
-      institutionId: ctx.institutionId,
-      courseId: course.id,
-      moduleId: body.moduleId ?? null,
-      title: body.title,
-      type: body.type,
-      order,
-      content: body.content ?? null,
-      videoUrl: body.videoUrl ?? null,
-      durationSeconds: body.durationSeconds ?? null,
-      isRequired: body.isRequired ?? true,
-      unlockAfterDays: body.unlockAfterDays ?? null,
-      unlockAt: body.unlockAt ? new Date(body.unlockAt) : null,
-      blocks: body.blocks ?? [],
-      createdAt: now,
-      updatedAt: now,
-    })
-    .returning();
-  await touchCourse(ctx, course.id);
-  return toLessonDto(lesson);
-}
-
-async function loadLessonForAuthoring(ctx: ServiceContext, lessonId: string) {
-  const [lesson] = await ctx.db.select().from(lessons).where(byId(ctx, lessons, lessonId)).limit(1);
-  if (!lesson) throw notFound('Lesson');
-  await loadOwnCourse(ctx, lesson.courseId);
-  return lesson;
+  return withTx(ctx, async (tx) => {
+    const order =
+      body.order ??
+      (await nextOrder(
+        tx,
+        lessons,
+        and(inTenant(tx, lessons), eq(lessons.courseId, course.id), body.moduleId ? eq(lessons.moduleId, body.moduleId) : sql`${lessons.moduleId} is null`),
+      ));
+    const [lesson] = await tx.db
+      .insert(lessons)
+      .values({
+        id: newId(),
+        institutionId: ctx.institutionId,
+        courseId: course.id,
+        moduleId: body.moduleId ?? null,
+        title: body.title,
+        type: body.type,
+        order,
+        content: body.content ?? null,
+        videoUrl: body.videoUrl ?? null,
+        durationSeconds: body.durationSeconds ?? null,
+        isRequired: body.isRequired ?? true,
+        unlockAfterDays: body.unlockAfterDays ?? null,
+        unlockAt: body.unlockAt ? new Date(body.unlockAt) : null,
+        blocks: body.blocks ?? [],
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    await touchCourse(tx, course.id);
+    return toLessonDto(lesson);
+  });
 }
 
 export async function updateLesson(ctx: ServiceContext, lessonId: string, body: z.infer<typeof updateLessonBody>) {
-  const lesson = await loadLessonForAuthoring(ctx, lessonId);
-  if (body.moduleId !== undefined) await assertModuleOfCourse(ctx, lesson.courseId, body.moduleId);
+  const { lesson } = await requireAccess(ctx, 'lesson.author', lessonId);
   assertUniqueBlockIds(body.blocks);
+  assertWebLinks(ctx.config, { videoUrl: body.videoUrl }, body.blocks);
+  if (body.moduleId !== undefined) await assertModuleOfCourse(ctx, lesson.courseId, body.moduleId);
   const { unlockAt, ...rest } = body;
   const patch = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
   const [updated] = await ctx.db
@@ -416,12 +405,31 @@ export async function updateLesson(ctx: ServiceContext, lessonId: string, body: 
     .set({ ...patch, ...(unlockAt !== undefined ? { unlockAt: unlockAt ? new Date(unlockAt) : null } : {}), updatedAt: ctx.clock.now() })
     .where(byId(ctx, lessons, lesson.id))
     .returning();
+  if (!updated) throw notFound('Lesson');
   return toLessonDto(updated);
 }
 
+/** Job that removes stored objects no row refers to any more (caption files of a deleted lesson). */
+export const DELETE_OBJECTS_JOB = 'storage.deleteObjects';
+
+/**
+ * Deletes a lesson and, through the foreign keys, what hangs off it (progress, notes,
+ * bookmarks, caption rows). The caption files in storage are removed by a job enqueued in
+ * the same transaction, so they go exactly when the rows go.
+ */
 export async function deleteLesson(ctx: ServiceContext, lessonId: string) {
-  const lesson = await loadLessonForAuthoring(ctx, lessonId);
-  await ctx.db.delete(lessons).where(byId(ctx, lessons, lesson.id));
+  const { lesson } = await requireAccess(ctx, 'lesson.author', lessonId);
+  await withTx(ctx, async (tx) => {
+    const tracks = await tx.db
+      .select({ key: captionTracks.storageKey })
+      .from(captionTracks)
+      .where(and(inTenant(tx, captionTracks), eq(captionTracks.lessonId, lesson.id)));
+    await tx.db.delete(lessons).where(byId(tx, lessons, lesson.id));
+    if (tracks.length > 0) {
+      await enqueue(tx.db, ctx.clock, DELETE_OBJECTS_JOB, { keys: tracks.map((t) => t.key) }, { institutionId: ctx.institutionId });
+    }
+    await touchCourse(tx, lesson.courseId);
+  });
   return { id: lesson.id, deleted: true as const };
 }
 
@@ -431,7 +439,7 @@ export async function listCategories(ctx: ServiceContext) {
 }
 
 export async function createCategory(ctx: ServiceContext, body: z.infer<typeof createCategoryBody>) {
-  requireManageCourses(ctx.actor);
+  await requireAccess(ctx, 'catalog.author', null);
   const [row] = await ctx.db
     .insert(categories)
     .values({ id: newId(), institutionId: ctx.institutionId, name: body.name, description: body.description ?? null, createdAt: ctx.clock.now() })

@@ -1,4 +1,4 @@
-import type { Lesson } from '../courses/courses.tables.js';
+import type { CourseModule, Lesson } from '../courses/courses.tables.js';
 
 export interface LockState {
   locked: boolean;
@@ -38,3 +38,13 @@ export function lessonLocks(
 }
 
 export const unlocked = (): LockState => OPEN;
+
+/** Lessons in reading order: module order first (module-less lessons first), then lesson order. */
+export function orderedLessons(mods: CourseModule[], ls: Lesson[]): Lesson[] {
+  const moduleRank = new Map(mods.map((m, i) => [m.id, i]));
+  return [...ls].sort((a, b) => {
+    const ra = a.moduleId ? (moduleRank.get(a.moduleId) ?? -1) : -1;
+    const rb = b.moduleId ? (moduleRank.get(b.moduleId) ?? -1) : -1;
+    return ra - rb || a.order - b.order || a.createdAt.getTime() - b.createdAt.getTime();
+  });
+}

@@ -117,4 +117,7 @@ export const learnModule: AppModule = async (app, deps) => {
       },
     },
   }, async (req) => ok(await svc.learnLesson(ctx(req), req.params.courseId, req.params.lessonId)));
+  r.get('/api/lessons/:id', {
+    schema: { tags, operationId: 'getLesson', summary: 'A lesson: whole for course managers; enrolled learners open it subject to drip locks and fee gating, with answer fields stripped from blocks', params: z.object({ id: z.string().min(1) }), response: { 200: envelope(lessonSchema), ...commonErrors } },
+  }, async (req) => ok(await svc.getLessonForViewer(ctx(req), req.params.id)));
 };

@@ -1,57 +1,17 @@
-import { and, asc, desc, eq, ilike, ne, or, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, ilike, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { ServiceContext } from '../../platform/context.js';
-import type { DbOrTx } from '../../platform/db/client.js';
 import { iso } from '../../platform/dto.js';
-import { AppError, notFound } from '../../platform/http/errors.js';
+import { notFound } from '../../platform/http/errors.js';
 import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
-import { canManageCourses } from '../../platform/auth/permissions.js';
 import { escapeLike } from '../../platform/db/like.js';
-import { courseModules, courses, lessons, type Course, type Lesson } from '../courses/courses.tables.js';
-import { orderedLessons, toCourseDto, toLessonDto, loadCourse } from '../courses/courses.service.js';
-import { findLesson, findOwnEnrollment } from '../courses/lesson-access.js';
-import { enrollments, lessonProgress, type Enrollment } from '../enrollments/enrollments.tables.js';
+import { byId, inTenant, sameTenantRef } from '../../platform/db/tenancy.js';
+import { courses, type Lesson } from '../courses/courses.tables.js';
+import { lessonViewOf, loadCourse, toCourseDto, toLessonDto } from '../courses/courses.service.js';
+import { enrollments } from '../enrollments/enrollments.tables.js';
 import { toEnrollmentDto } from '../enrollments/enrollments.dto.js';
-import { assertFeesAllow } from '../institutions/fee-gating.js';
-import { lessonLocks, type LockState } from './drip.js';
-import { inTenant, byId, sameTenantRef } from '../../platform/db/tenancy.js';
+import { courseState, requireAccess, type CourseState } from '../access/access.service.js';
 
-/** Everything the drip rules need about one learner in one course. */
-export async function courseState(ctx: ServiceContext, course: Course, enrollment: Enrollment | null, db: DbOrTx = ctx.db) {
-  const [mods, ls, progress] = await Promise.all([
-    db.select().from(courseModules).where(and(inTenant(ctx, courseModules), eq(courseModules.courseId, course.id))).orderBy(asc(courseModules.order), asc(courseModules.createdAt)),
-    db.select().from(lessons).where(and(inTenant(ctx, lessons), eq(lessons.courseId, course.id))),
-    enrollment
-      ? db.select().from(lessonProgress).where(and(inTenant(ctx, lessonProgress), eq(lessonProgress.enrollmentId, enrollment.id)))
-      : Promise.resolve([]),
-  ]);
-  const ordered = orderedLessons(mods, ls);
-  const progressByLesson = new Map(progress.map((p) => [p.lessonId, p]));
-  const completed = new Set(progress.filter((p) => p.completed).map((p) => p.lessonId));
-  // Course managers preview everything unlocked.
-  const locks = canManageCourses(ctx.actor) && !enrollment
-    ? new Map(ordered.map((l) => [l.id, { locked: false, unlocksAt: null, reason: null } as LockState]))
-    : lessonLocks(ordered, { dripMode: course.dripMode, enrolledAt: enrollment?.enrolledAt ?? null, completed, now: ctx.clock.now() });
-  return { modules: mods, ordered, progressByLesson, completed, locks };
-}
-
-export function lockedError(lock: LockState) {
-  return new AppError('LESSON_LOCKED', lock.reason === 'SEQUENTIAL' ? 'Complete the previous lesson first' : 'This lesson is not unlocked yet', {
-    unlocksAt: iso(lock.unlocksAt),
-    reason: lock.reason,
-  });
-}
-
-/** Learners need an ACTIVE or COMPLETED enrollment; managers may look without one. */
-async function learnerAccess(ctx: ServiceContext, course: Course) {
-  const enrollment = await findOwnEnrollment(ctx, course.id);
-  const manager = canManageCourses(ctx.actor);
-  if (!manager && (!enrollment || enrollment.status === 'DROPPED')) {
-    throw new AppError('ENROLLMENT_REQUIRED', 'You must be enrolled in this course');
-  }
-  return { enrollment: enrollment && enrollment.status !== 'DROPPED' ? enrollment : null, manager };
-}
-
-function navLesson(l: Lesson, state: Awaited<ReturnType<typeof courseState>>) {
+function navLesson(l: Lesson, state: CourseState) {
   const p = state.progressByLesson.get(l.id);
   const lock = state.locks.get(l.id) ?? { locked: false, unlocksAt: null, reason: null };
   return {
@@ -72,9 +32,7 @@ function navLesson(l: Lesson, state: Awaited<ReturnType<typeof courseState>>) {
 
 /** GET /api/learn/:courseId — modules and lessons with completion and lock state. */
 export async function learnNavigation(ctx: ServiceContext, courseId: string) {
-  const course = await loadCourse(ctx, courseId);
-  const { enrollment, manager } = await learnerAccess(ctx, course);
-  if (!manager && course.status === 'ARCHIVED' && !enrollment) throw notFound('Course');
+  const { course, enrollment } = await requireAccess(ctx, 'course.learn', courseId);
   const state = await courseState(ctx, course, enrollment);
   return {
     course: toCourseDto(course),
@@ -89,20 +47,19 @@ export async function learnNavigation(ctx: ServiceContext, courseId: string) {
   };
 }
 
-/** Open a lesson: enrollment, fee gating and drip locks apply to learners. */
-async function openLesson(ctx: ServiceContext, course: Course, lesson: Lesson) {
-  const { enrollment } = await learnerAccess(ctx, course);
-  await assertFeesAllow(ctx, 'opening lesson content');
-  const state = await courseState(ctx, course, enrollment);
-  const lock = state.locks.get(lesson.id);
-  if (lock?.locked) throw lockedError(lock);
+/** Open a lesson (the `lesson.open` rule) with its progress and neighbours in reading order. */
+async function openLesson(ctx: ServiceContext, lessonId: string) {
+  const opened = await requireAccess(ctx, 'lesson.open', lessonId);
+  const { lesson, course } = opened;
+  const enrollment = opened.enrollment && opened.enrollment.status !== 'DROPPED' ? opened.enrollment : null;
+  const state = opened.state ?? (await courseState(ctx, course, enrollment));
   if (enrollment) {
     await ctx.db.update(enrollments).set({ lastAccessedAt: ctx.clock.now() }).where(byId(ctx, enrollments, enrollment.id));
   }
   const index = state.ordered.findIndex((l) => l.id === lesson.id);
   const p = state.progressByLesson.get(lesson.id);
   return {
-    lesson: toLessonDto(lesson),
+    lesson: toLessonDto(lesson, lessonViewOf(ctx)),
     progress: p
       ? { completed: p.completed, completedAt: iso(p.completedAt), progressPercent: p.progressPercent, positionSeconds: p.positionSeconds, pdfPage: p.pdfPage, pdfTotalPages: p.pdfTotalPages }
       : null,
@@ -113,17 +70,15 @@ async function openLesson(ctx: ServiceContext, course: Course, lesson: Lesson) {
 
 /** GET /api/learn/:courseId/:lessonId */
 export async function learnLesson(ctx: ServiceContext, courseId: string, lessonId: string) {
-  const course = await loadCourse(ctx, courseId);
-  const { lesson } = await findLesson(ctx, lessonId);
-  if (lesson.courseId !== course.id) throw notFound('Lesson');
-  return openLesson(ctx, course, lesson);
+  await loadCourse(ctx, courseId);
+  const { lesson } = await requireAccess(ctx, 'lesson.view', lessonId);
+  if (lesson.courseId !== courseId) throw notFound('Lesson');
+  return openLesson(ctx, lessonId);
 }
 
-/** GET /api/lessons/:id — managers get the lesson; learners open it as through /learn. */
+/** GET /api/lessons/:id — managers get the whole lesson; learners open it as through /learn. */
 export async function getLessonForViewer(ctx: ServiceContext, lessonId: string) {
-  const { lesson, course } = await findLesson(ctx, lessonId);
-  if (canManageCourses(ctx.actor)) return toLessonDto(lesson);
-  return (await openLesson(ctx, course, lesson)).lesson;
+  return (await openLesson(ctx, lessonId)).lesson;
 }
 
 /*

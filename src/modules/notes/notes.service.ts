@@ -5,7 +5,7 @@ import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js'
 import type { PageMeta } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { courses, lessons, type Lesson } from '../courses/courses.tables.js';
-import { findLesson, requireActiveEnrollment } from '../courses/lesson-access.js';
+import { requireAccess } from '../access/access.service.js';
 import { lessonBookmarks, lessonNotes, type LessonBookmark, type LessonNote } from './notes.tables.js';
 import type {
   BookmarkDto,
@@ -75,7 +75,7 @@ const ownBookmarks = (ctx: ServiceContext) =>
 
 /** The caller's notes on a lesson, newest first. No enrollment check: a DROPPED student keeps them. */
 export async function listLessonNotes(ctx: ServiceContext, lessonId: string): Promise<NoteDto[]> {
-  const { lesson } = await findLesson(ctx, lessonId);
+  const { lesson } = await requireAccess(ctx, 'lesson.view', lessonId);
   const rows = await ctx.db
     .select()
     .from(lessonNotes)
@@ -86,7 +86,7 @@ export async function listLessonNotes(ctx: ServiceContext, lessonId: string): Pr
 
 /** Requires an ACTIVE enrollment in the lesson's course (403 ENROLLMENT_REQUIRED). */
 export async function createNote(ctx: ServiceContext, lessonId: string, input: CreateNoteInput): Promise<NoteDto> {
-  const { lesson, enrollment } = await requireActiveEnrollment(ctx, lessonId);
+  const { lesson, enrollment } = await requireAccess(ctx, 'lesson.annotate', lessonId);
   assertTimestampAllowed(lesson, input.timestampSeconds);
   const now = ctx.clock.now();
   const [row] = await ctx.db
@@ -108,7 +108,7 @@ export async function createNote(ctx: ServiceContext, lessonId: string, input: C
 
 /** Owner only; a note of someone else, or of another lesson, is 404 (existence not revealed). */
 export async function updateNote(ctx: ServiceContext, lessonId: string, noteId: string, input: UpdateNoteInput): Promise<NoteDto> {
-  const { lesson } = await findLesson(ctx, lessonId);
+  const { lesson } = await requireAccess(ctx, 'lesson.view', lessonId);
   assertTimestampAllowed(lesson, input.timestampSeconds);
   const [row] = await ctx.db
     .update(lessonNotes)
@@ -124,7 +124,7 @@ export async function updateNote(ctx: ServiceContext, lessonId: string, noteId: 
 }
 
 export async function deleteNote(ctx: ServiceContext, lessonId: string, noteId: string) {
-  const { lesson } = await findLesson(ctx, lessonId);
+  const { lesson } = await requireAccess(ctx, 'lesson.view', lessonId);
   const [row] = await ctx.db
     .delete(lessonNotes)
     .where(and(ownNotes(ctx), eq(lessonNotes.id, noteId), eq(lessonNotes.lessonId, lesson.id)))
@@ -137,7 +137,7 @@ export async function deleteNote(ctx: ServiceContext, lessonId: string, noteId: 
 
 /** The caller's bookmarks on a lesson by position (tie: oldest first). */
 export async function listLessonBookmarks(ctx: ServiceContext, lessonId: string): Promise<BookmarkDto[]> {
-  const { lesson } = await findLesson(ctx, lessonId);
+  const { lesson } = await requireAccess(ctx, 'lesson.view', lessonId);
   const rows = await ctx.db
     .select()
     .from(lessonBookmarks)
@@ -147,7 +147,7 @@ export async function listLessonBookmarks(ctx: ServiceContext, lessonId: string)
 }
 
 export async function createBookmark(ctx: ServiceContext, lessonId: string, input: CreateBookmarkInput): Promise<BookmarkDto> {
-  const { lesson } = await requireActiveEnrollment(ctx, lessonId);
+  const { lesson } = await requireAccess(ctx, 'lesson.annotate', lessonId);
   const [row] = await ctx.db
     .insert(lessonBookmarks)
     .values({
@@ -169,7 +169,7 @@ export async function updateBookmark(
   bookmarkId: string,
   input: UpdateBookmarkInput,
 ): Promise<BookmarkDto> {
-  const { lesson } = await findLesson(ctx, lessonId);
+  const { lesson } = await requireAccess(ctx, 'lesson.view', lessonId);
   const [row] = await ctx.db
     .update(lessonBookmarks)
     .set({
@@ -183,7 +183,7 @@ export async function updateBookmark(
 }
 
 export async function deleteBookmark(ctx: ServiceContext, lessonId: string, bookmarkId: string) {
-  const { lesson } = await findLesson(ctx, lessonId);
+  const { lesson } = await requireAccess(ctx, 'lesson.view', lessonId);
   const [row] = await ctx.db
     .delete(lessonBookmarks)
     .where(and(ownBookmarks(ctx), eq(lessonBookmarks.id, bookmarkId), eq(lessonBookmarks.lessonId, lesson.id)))

@@ -1,6 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { ServiceContext } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/client.js';
 import type { Course } from '../courses/courses.tables.js';
 import { lessons } from '../courses/courses.tables.js';
 import { enrollments, lessonProgress, type Enrollment } from '../enrollments/enrollments.tables.js';
@@ -8,7 +7,7 @@ import { issueCertificate } from '../certificates/certificates.service.js';
 import type { Certificate } from '../certificates/certificates.tables.js';
 import { getSettings } from '../institutions/institutions.service.js';
 import { pushCompletion } from '../sync/sync.service.js';
-import { inTenant } from '../../platform/db/tenancy.js';
+import { byId, inTenant } from '../../platform/db/tenancy.js';
 
 export interface CompletionResult {
   enrollment: Enrollment;
@@ -23,8 +22,8 @@ export interface CompletionResult {
  * complete it twice — and the certificate and CRM completion push are recorded in the same
  * transaction.
  */
-export async function recomputeEnrollment(tx: Tx, ctx: ServiceContext, course: Course, enrollment: Enrollment): Promise<CompletionResult> {
-  const [counts] = await tx
+export async function recomputeEnrollment(ctx: ServiceContext, course: Course, enrollment: Enrollment): Promise<CompletionResult> {
+  const [counts] = await ctx.db
     .select({
       total: sql<number>`count(*)::int`,
       required: sql<number>`count(*) filter (where ${lessons.isRequired})::int`,
@@ -44,30 +43,31 @@ export async function recomputeEnrollment(tx: Tx, ctx: ServiceContext, course: C
   const complete = needed > 0 && done >= needed;
 
   if (!complete || enrollment.status !== 'ACTIVE') {
-    const [updated] = await tx
+    const [updated] = await ctx.db
       .update(enrollments)
       .set({ progress: enrollment.status === 'COMPLETED' ? Math.max(progress, enrollment.progress) : progress, lastAccessedAt: now, updatedAt: now })
-      .where(eq(enrollments.id, enrollment.id))
+      .where(byId(ctx, enrollments, enrollment.id))
       .returning();
     return { enrollment: updated, completedNow: false, certificate: null };
   }
 
-  const finalScore = counts.avgScore === null ? 100 : Math.round(counts.avgScore * 100) / 100;
-  const [completed] = await tx
+  // Only what was scored makes a final score: a course of unscored lessons has none.
+  const finalScore = counts.avgScore === null ? null : Math.round(counts.avgScore * 100) / 100;
+  const [completed] = await ctx.db
     .update(enrollments)
     .set({ status: 'COMPLETED', progress: 100, completedAt: now, finalScore, lastAccessedAt: now, updatedAt: now })
-    .where(and(eq(enrollments.id, enrollment.id), eq(enrollments.status, 'ACTIVE')))
+    .where(and(byId(ctx, enrollments, enrollment.id), eq(enrollments.status, 'ACTIVE')))
     .returning();
   if (!completed) {
-    const [current] = await tx.select().from(enrollments).where(eq(enrollments.id, enrollment.id));
+    const [current] = await ctx.db.select().from(enrollments).where(byId(ctx, enrollments, enrollment.id));
     return { enrollment: current, completedNow: false, certificate: null };
   }
   let certificate: Certificate | null = null;
   if (course.certificateEnabled) {
-    const settings = await getSettings(tx, ctx.institutionId);
-    certificate = await issueCertificate(tx, ctx.clock, course, completed, course.certificateValidityMonths ?? settings.certificateValidityMonths);
+    const settings = await getSettings(ctx.db, ctx.institutionId);
+    certificate = await issueCertificate(ctx, course, completed, course.certificateValidityMonths ?? settings.certificateValidityMonths);
   }
-  await pushCompletion(tx, ctx.clock, ctx.institutionId, completed.id, {
+  await pushCompletion(ctx, completed.id, {
     studentContactId: completed.studentId,
     courseId: course.id,
     courseTitle: course.title,

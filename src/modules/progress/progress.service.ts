@@ -1,16 +1,13 @@
 import { and, eq, sql } from 'drizzle-orm';
-import type { ServiceContext } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/client.js';
+import { withTx, type ServiceContext } from '../../platform/context.js';
 import { iso } from '../../platform/dto.js';
 import { newId } from '../../platform/ids.js';
 import { AppError, notFound, validationError } from '../../platform/http/errors.js';
-import type { Course, Lesson } from '../courses/courses.tables.js';
-import { lessons } from '../courses/courses.tables.js';
-import { findLesson } from '../courses/lesson-access.js';
-import { blockAnswers, enrollments, learnerEvents, lessonInteractions, lessonProgress, type Enrollment, type LessonProgress } from '../enrollments/enrollments.tables.js';
-import { courseState, lockedError } from '../learn/learn.service.js';
-import { recomputeEnrollment } from './completion.js';
 import { inTenant } from '../../platform/db/tenancy.js';
+import type { Course, Lesson } from '../courses/courses.tables.js';
+import { blockAnswers, enrollments, learnerEvents, lessonInteractions, lessonProgress, type Enrollment, type LessonProgress } from '../enrollments/enrollments.tables.js';
+import { courseState, lockedError, requireAccess } from '../access/access.service.js';
+import { recomputeEnrollment, type CompletionResult } from './completion.js';
 
 export interface ProgressInput {
   completed?: boolean;
@@ -21,56 +18,96 @@ export interface ProgressInput {
   score?: number;
 }
 
-/** The caller's enrollment for learner writes: ACTIVE or COMPLETED, locked for the transaction. */
-async function lockOwnEnrollment(tx: Tx, ctx: ServiceContext, courseId: string): Promise<Enrollment> {
-  const [e] = await tx
+/**
+ * Lessons that complete only through their assessment (a passed quiz attempt, a graded
+ * submission), never by a learner saying so: a progress call may save position, not completion.
+ */
+const ASSESSED_TYPES = new Set<Lesson['type']>(['QUIZ', 'ASSIGNMENT']);
+
+const claimsCompletion = (input: ProgressInput) => input.completed === true || (input.progressPercent ?? 0) >= 100;
+
+function assertSelfCompletable(lesson: Lesson, input: ProgressInput, field: string) {
+  if (ASSESSED_TYPES.has(lesson.type) && claimsCompletion(input)) {
+    throw new AppError('CONFLICT', `A ${lesson.type} lesson is completed by its assessment, not by a progress update`, { field });
+  }
+}
+
+/**
+ * The caller's enrollment for learner writes, locked for the transaction so concurrent writes
+ * of one learner in one course serialise: ACTIVE or COMPLETED (DROPPED is 403).
+ */
+async function lockOwnEnrollment(tx: ServiceContext, courseId: string): Promise<Enrollment> {
+  const [e] = await tx.db
     .select()
     .from(enrollments)
-    .where(and(inTenant(ctx, enrollments), eq(enrollments.courseId, courseId), eq(enrollments.studentId, ctx.actor.personId)))
+    .where(and(inTenant(tx, enrollments), eq(enrollments.courseId, courseId), eq(enrollments.studentId, tx.actor.personId)))
     .for('update')
     .limit(1);
   if (!e || e.status === 'DROPPED') throw new AppError('ENROLLMENT_REQUIRED', 'You must be enrolled in this course');
   return e;
 }
 
-async function assertUnlocked(tx: Tx, ctx: ServiceContext, course: Course, enrollment: Enrollment, lessonId: string) {
-  const state = await courseState(ctx, course, enrollment, tx);
-  const lock = state.locks.get(lessonId);
-  if (lock?.locked) throw lockedError(lock);
-}
-
-async function upsertProgress(tx: Tx, ctx: ServiceContext, enrollment: Enrollment, lesson: Lesson, input: ProgressInput): Promise<LessonProgress> {
-  const now = ctx.clock.now();
-  const [existing] = await tx
-    .select()
-    .from(lessonProgress)
-    .where(and(inTenant(ctx, lessonProgress), eq(lessonProgress.enrollmentId, enrollment.id), eq(lessonProgress.lessonId, lesson.id)))
-    .limit(1);
-  // Completion is sticky: once complete, a later "completed: false" or lower percent does not undo it.
-  const completed = (existing?.completed ?? false) || input.completed === true || (input.progressPercent ?? 0) >= 100;
-  const percent = completed ? 100 : Math.max(existing?.progressPercent ?? 0, Math.round(input.progressPercent ?? 0));
-  const values = {
-    completed,
-    completedAt: existing?.completedAt ?? (completed ? now : null),
-    progressPercent: percent,
-    positionSeconds: input.positionSeconds ?? existing?.positionSeconds ?? null,
-    pdfPage: input.pdfPage ?? existing?.pdfPage ?? null,
-    pdfTotalPages: input.pdfTotalPages ?? existing?.pdfTotalPages ?? null,
-    score: input.score ?? existing?.score ?? null,
-    updatedAt: now,
+/** Several inputs for one lesson fold into one: later values win, completion is sticky, percent only grows. */
+function fold(a: ProgressInput | undefined, b: ProgressInput): ProgressInput {
+  if (!a) return b;
+  return {
+    completed: a.completed === true || b.completed === true || undefined,
+    progressPercent: Math.max(a.progressPercent ?? 0, b.progressPercent ?? 0) || undefined,
+    positionSeconds: b.positionSeconds ?? a.positionSeconds,
+    pdfPage: b.pdfPage ?? a.pdfPage,
+    pdfTotalPages: b.pdfTotalPages ?? a.pdfTotalPages,
+    score: b.score ?? a.score,
   };
-  if (existing) {
-    const [row] = await tx.update(lessonProgress).set(values).where(eq(lessonProgress.id, existing.id)).returning();
-    return row;
-  }
-  const [row] = await tx
-    .insert(lessonProgress)
-    .values({ id: newId(), institutionId: ctx.institutionId, enrollmentId: enrollment.id, lessonId: lesson.id, studentId: enrollment.studentId, ...values })
-    .returning();
-  return row;
 }
 
-function progressDto(p: LessonProgress, result: Awaited<ReturnType<typeof recomputeEnrollment>>) {
+/**
+ * Writes the progress of several lessons in one statement. Completion is sticky: once
+ * complete, a later "completed: false" or lower percent does not undo it.
+ */
+async function upsertProgress(tx: ServiceContext, enrollment: Enrollment, inputs: Map<string, ProgressInput>): Promise<LessonProgress[]> {
+  if (inputs.size === 0) return [];
+  const now = tx.clock.now();
+  const excluded = (column: string) => sql.raw(`excluded.${column}`);
+  const current = (column: string) => sql.raw(`"lesson_progress".${column}`);
+  return tx.db
+    .insert(lessonProgress)
+    .values(
+      [...inputs].map(([lessonId, input]) => {
+        const completed = claimsCompletion(input);
+        return {
+          id: newId(),
+          institutionId: tx.institutionId,
+          enrollmentId: enrollment.id,
+          lessonId,
+          studentId: enrollment.studentId,
+          completed,
+          completedAt: completed ? now : null,
+          progressPercent: completed ? 100 : Math.max(0, Math.min(100, Math.round(input.progressPercent ?? 0))),
+          positionSeconds: input.positionSeconds ?? null,
+          pdfPage: input.pdfPage ?? null,
+          pdfTotalPages: input.pdfTotalPages ?? null,
+          score: input.score ?? null,
+          updatedAt: now,
+        };
+      }),
+    )
+    .onConflictDoUpdate({
+      target: [lessonProgress.institutionId, lessonProgress.enrollmentId, lessonProgress.lessonId],
+      set: {
+        completed: sql`${current('completed')} or ${excluded('completed')}`,
+        completedAt: sql`coalesce(${current('completed_at')}, ${excluded('completed_at')})`,
+        progressPercent: sql`case when ${current('completed')} or ${excluded('completed')} then 100 else greatest(${current('progress_percent')}, ${excluded('progress_percent')}) end`,
+        positionSeconds: sql`coalesce(${excluded('position_seconds')}, ${current('position_seconds')})`,
+        pdfPage: sql`coalesce(${excluded('pdf_page')}, ${current('pdf_page')})`,
+        pdfTotalPages: sql`coalesce(${excluded('pdf_total_pages')}, ${current('pdf_total_pages')})`,
+        score: sql`coalesce(${excluded('score')}, ${current('score')})`,
+        updatedAt: now,
+      },
+    })
+    .returning();
+}
+
+function progressDto(p: LessonProgress, result: CompletionResult) {
   return {
     lessonId: p.lessonId,
     enrollmentId: p.enrollmentId,
@@ -89,32 +126,43 @@ function progressDto(p: LessonProgress, result: Awaited<ReturnType<typeof recomp
   };
 }
 
-/** POST /api/lessons/:id/progress (and pdf-progress, events that complete). */
+/** Progress rows and the recomputed enrollment, in the caller's transaction. */
+async function writeProgress(tx: ServiceContext, course: Course, inputs: Map<string, ProgressInput>) {
+  const enrollment = await lockOwnEnrollment(tx, course.id);
+  const rows = await upsertProgress(tx, enrollment, inputs);
+  return { rows, result: await recomputeEnrollment(tx, course, enrollment) };
+}
+
+/** POST /api/lessons/:id/progress (and pdf-progress). */
 export async function updateProgress(ctx: ServiceContext, lessonId: string, input: ProgressInput) {
-  const { lesson, course } = await findLesson(ctx, lessonId);
-  return ctx.db.transaction(async (tx) => {
-    const enrollment = await lockOwnEnrollment(tx, ctx, course.id);
-    await assertUnlocked(tx, ctx, course, enrollment, lesson.id);
-    const p = await upsertProgress(tx, ctx, enrollment, lesson, input);
-    return progressDto(p, await recomputeEnrollment(tx, ctx, course, enrollment));
+  const { lesson, course } = await requireAccess(ctx, 'lesson.learn', lessonId);
+  assertSelfCompletable(lesson, input, 'body.completed');
+  return withTx(ctx, async (tx) => {
+    const { rows, result } = await writeProgress(tx, course, new Map([[lesson.id, input]]));
+    return progressDto(rows[0], result);
   });
 }
 
-/** POST /api/lessons/:id/progress-v2 — several lessons of the same course in one transaction. */
+/**
+ * POST /api/lessons/:id/progress-v2 — several lessons of the same course in one transaction,
+ * set-based: access and locks are checked for all of them first, then one upsert and one
+ * recompute, whatever the batch size.
+ */
 export async function updateProgressBatch(ctx: ServiceContext, lessonId: string, items: Array<ProgressInput & { lessonId?: string }>) {
-  const { course } = await findLesson(ctx, lessonId);
-  return ctx.db.transaction(async (tx) => {
-    const enrollment = await lockOwnEnrollment(tx, ctx, course.id);
-    const courseLessons = await tx.select().from(lessons).where(and(inTenant(ctx, lessons), eq(lessons.courseId, course.id)));
-    const byId = new Map(courseLessons.map((l) => [l.id, l]));
-    const rows: LessonProgress[] = [];
-    for (const [i, item] of items.entries()) {
-      const lesson = byId.get(item.lessonId ?? lessonId);
-      if (!lesson) throw validationError('Every lesson must belong to the same course', [{ field: `body.items.${i}.lessonId`, message: 'not a lesson of this course' }]);
-      await assertUnlocked(tx, ctx, course, enrollment, lesson.id);
-      rows.push(await upsertProgress(tx, ctx, enrollment, lesson, item));
-    }
-    const result = await recomputeEnrollment(tx, ctx, course, enrollment);
+  const opened = await requireAccess(ctx, 'lesson.learn', lessonId);
+  const state = opened.state ?? (await courseState(ctx, opened.course, opened.enrollment));
+  const lessonsById = new Map(state.ordered.map((l) => [l.id, l]));
+  const inputs = new Map<string, ProgressInput>();
+  for (const [i, { lessonId: itemLessonId, ...input }] of items.entries()) {
+    const lesson = lessonsById.get(itemLessonId ?? lessonId);
+    if (!lesson) throw validationError('Every lesson must belong to the same course', [{ field: `body.items.${i}.lessonId`, message: 'not a lesson of this course' }]);
+    const lock = state.locks.get(lesson.id);
+    if (lock?.locked) throw lockedError(lock);
+    assertSelfCompletable(lesson, input, `body.items.${i}.completed`);
+    inputs.set(lesson.id, fold(inputs.get(lesson.id), input));
+  }
+  return withTx(ctx, async (tx) => {
+    const { rows, result } = await writeProgress(tx, opened.course, inputs);
     return { items: rows.map((p) => progressDto(p, result)), progress: result.enrollment.progress, status: result.enrollment.status };
   });
 }
@@ -122,7 +170,7 @@ export async function updateProgressBatch(ctx: ServiceContext, lessonId: string,
 /** POST /api/lessons/:id/pdf-progress — page reached of total pages; the last page completes it. */
 export async function updatePdfProgress(ctx: ServiceContext, lessonId: string, page: number, totalPages: number) {
   if (page > totalPages) throw validationError('page cannot exceed totalPages', [{ field: 'body.page', message: 'must be at most totalPages' }]);
-  const { lesson } = await findLesson(ctx, lessonId);
+  const { lesson } = await requireAccess(ctx, 'lesson.view', lessonId);
   if (lesson.type !== 'PDF') throw validationError('PDF progress applies to PDF lessons only');
   return updateProgress(ctx, lessonId, {
     pdfPage: page,
@@ -134,18 +182,24 @@ export async function updatePdfProgress(ctx: ServiceContext, lessonId: string, p
 
 const COMPLETING_EVENTS = new Set(['complete', 'completed', 'ended']);
 
-/** POST /api/lessons/:id/events — learner player events, stored; a complete event completes the lesson. */
+/**
+ * POST /api/lessons/:id/events — learner player events. Access (enrollment, fees, drip lock)
+ * is checked before anything is written; the events and the progress they imply (the last
+ * position; completion on a complete event, except for assessed lessons) commit together.
+ */
 export async function recordEvents(ctx: ServiceContext, lessonId: string, events: Array<{ type: string; positionSeconds?: number; occurredAt?: string; data?: Record<string, unknown> }>) {
-  const { course } = await findLesson(ctx, lessonId);
+  const { lesson, course } = await requireAccess(ctx, 'lesson.learn', lessonId);
   const now = ctx.clock.now();
-  await ctx.db.transaction(async (tx) => {
-    await lockOwnEnrollment(tx, ctx, course.id);
-    await tx.insert(learnerEvents).values(
+  const last = [...events].reverse().find((e) => e.positionSeconds !== undefined);
+  const completes = !ASSESSED_TYPES.has(lesson.type) && events.some((e) => COMPLETING_EVENTS.has(e.type.toLowerCase()));
+  return withTx(ctx, async (tx) => {
+    const enrollment = await lockOwnEnrollment(tx, course.id);
+    await tx.db.insert(learnerEvents).values(
       events.map((e) => ({
         id: newId(),
-        institutionId: ctx.institutionId,
-        lessonId,
-        studentId: ctx.actor.personId,
+        institutionId: tx.institutionId,
+        lessonId: lesson.id,
+        studentId: enrollment.studentId,
         type: e.type,
         positionSeconds: e.positionSeconds ?? null,
         data: e.data ?? {},
@@ -153,27 +207,33 @@ export async function recordEvents(ctx: ServiceContext, lessonId: string, events
         createdAt: now,
       })),
     );
+    if (!completes && !last) return { recorded: events.length, progress: null };
+    const input: ProgressInput = {
+      completed: completes || undefined,
+      positionSeconds: last?.positionSeconds !== undefined ? Math.floor(last.positionSeconds) : undefined,
+    };
+    const { rows, result } = await writeProgress(tx, course, new Map([[lesson.id, input]]));
+    return { recorded: events.length, progress: progressDto(rows[0], result) };
   });
-  const last = [...events].reverse().find((e) => e.positionSeconds !== undefined);
-  const completes = events.some((e) => COMPLETING_EVENTS.has(e.type.toLowerCase()));
-  const progress = completes || last
-    ? await updateProgress(ctx, lessonId, { completed: completes || undefined, positionSeconds: last?.positionSeconds !== undefined ? Math.floor(last.positionSeconds) : undefined })
-    : null;
-  return { recorded: events.length, progress };
 }
 
 /** POST /api/lessons/:id/interactions */
 export async function recordInteraction(ctx: ServiceContext, lessonId: string, body: { kind: string; targetId?: string; data?: Record<string, unknown> }) {
-  const { course } = await findLesson(ctx, lessonId);
-  const now = ctx.clock.now();
-  return ctx.db.transaction(async (tx) => {
-    await lockOwnEnrollment(tx, ctx, course.id);
-    const [row] = await tx
-      .insert(lessonInteractions)
-      .values({ id: newId(), institutionId: ctx.institutionId, lessonId, studentId: ctx.actor.personId, kind: body.kind, targetId: body.targetId ?? null, data: body.data ?? {}, createdAt: now })
-      .returning();
-    return { id: row.id, lessonId, kind: row.kind, targetId: row.targetId, data: row.data, createdAt: iso(row.createdAt) as string };
-  });
+  const { lesson, enrollment } = await requireAccess(ctx, 'lesson.learn', lessonId);
+  const [row] = await ctx.db
+    .insert(lessonInteractions)
+    .values({
+      id: newId(),
+      institutionId: ctx.institutionId,
+      lessonId: lesson.id,
+      studentId: enrollment.studentId,
+      kind: body.kind,
+      targetId: body.targetId ?? null,
+      data: body.data ?? {},
+      createdAt: ctx.clock.now(),
+    })
+    .returning();
+  return { id: row.id, lessonId: lesson.id, kind: row.kind, targetId: row.targetId, data: row.data, createdAt: iso(row.createdAt) as string };
 }
 
 function blockOf(lesson: Lesson, blockId: string) {
@@ -191,34 +251,31 @@ const answerDto = (a: typeof blockAnswers.$inferSelect) => ({
   updatedAt: iso(a.updatedAt) as string,
 });
 
-/** POST /api/lessons/:id/blocks/:blockId/answer — the caller's answer (latest wins). */
+/** POST /api/lessons/:id/blocks/:blockId/answer — the caller's answer (latest wins); only on lessons they may open. */
 export async function answerBlock(ctx: ServiceContext, lessonId: string, blockId: string, answer: unknown) {
-  const { lesson, course } = await findLesson(ctx, lessonId);
+  const { lesson, enrollment } = await requireAccess(ctx, 'lesson.learn', lessonId);
   const block = blockOf(lesson, blockId);
   const isCorrect = 'correctAnswer' in block ? JSON.stringify(block.correctAnswer) === JSON.stringify(answer) : null;
   const now = ctx.clock.now();
-  return ctx.db.transaction(async (tx) => {
-    await lockOwnEnrollment(tx, ctx, course.id);
-    const [row] = await tx
-      .insert(blockAnswers)
-      .values({ id: newId(), institutionId: ctx.institutionId, lessonId, blockId, studentId: ctx.actor.personId, answer: answer as object, isCorrect, createdAt: now, updatedAt: now })
-      .onConflictDoUpdate({
-        target: [blockAnswers.institutionId, blockAnswers.lessonId, blockAnswers.blockId, blockAnswers.studentId],
-        set: { answer: sql`excluded.answer`, isCorrect: sql`excluded.is_correct`, updatedAt: now },
-      })
-      .returning();
-    return answerDto(row);
-  });
+  const [row] = await ctx.db
+    .insert(blockAnswers)
+    .values({ id: newId(), institutionId: ctx.institutionId, lessonId: lesson.id, blockId, studentId: enrollment.studentId, answer: answer as object, isCorrect, createdAt: now, updatedAt: now })
+    .onConflictDoUpdate({
+      target: [blockAnswers.institutionId, blockAnswers.lessonId, blockAnswers.blockId, blockAnswers.studentId],
+      set: { answer: sql`excluded.answer`, isCorrect: sql`excluded.is_correct`, updatedAt: now },
+    })
+    .returning();
+  return answerDto(row);
 }
 
 /** GET /api/lessons/:id/blocks/:blockId/answer — the caller's own answer or null. */
 export async function getBlockAnswer(ctx: ServiceContext, lessonId: string, blockId: string) {
-  const { lesson } = await findLesson(ctx, lessonId);
+  const { lesson } = await requireAccess(ctx, 'lesson.view', lessonId);
   blockOf(lesson, blockId);
   const [row] = await ctx.db
     .select()
     .from(blockAnswers)
-    .where(and(inTenant(ctx, blockAnswers), eq(blockAnswers.lessonId, lessonId), eq(blockAnswers.blockId, blockId), eq(blockAnswers.studentId, ctx.actor.personId)))
+    .where(and(inTenant(ctx, blockAnswers), eq(blockAnswers.lessonId, lesson.id), eq(blockAnswers.blockId, blockId), eq(blockAnswers.studentId, ctx.actor.personId)))
     .limit(1);
   return row ? answerDto(row) : null;
 }

@@ -2,10 +2,10 @@ import { and, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.js';
 import type { ServiceContext } from '../../platform/context.js';
 import type { CompletionPush, CrmClient } from '../../platform/crm/types.js';
-import type { Db, DbOrTx } from '../../platform/db/client.js';
+import type { Db } from '../../platform/db/client.js';
 import { newId } from '../../platform/ids.js';
 import { enqueue } from '../../platform/queue/queue.js';
-import { requireAdmin } from '../../platform/auth/permissions.js';
+import { requireAccess } from '../access/access.service.js';
 import { institutionSlug } from '../institutions/institutions.service.js';
 import { crmCompletions } from './sync.tables.js';
 import { inTenant } from '../../platform/db/tenancy.js';
@@ -24,22 +24,17 @@ interface SenderDeps {
  * Record a completion to push to the CRM, in the caller's transaction: an outbox row (one per
  * enrollment) and a job for the worker. A rollback records nothing.
  */
-export async function pushCompletion(
-  tx: DbOrTx,
-  clock: Clock,
-  institutionId: string,
-  enrollmentId: string,
-  payload: CompletionPush,
-): Promise<void> {
-  const now = clock.now();
+export async function pushCompletion(ctx: ServiceContext, enrollmentId: string, payload: CompletionPush): Promise<void> {
+  const { institutionId } = ctx;
+  const now = ctx.clock.now();
   const id = newId();
-  const inserted = await tx
+  const inserted = await ctx.db
     .insert(crmCompletions)
     .values({ id, institutionId, enrollmentId, payload, createdAt: now, updatedAt: now })
     .onConflictDoNothing()
     .returning({ id: crmCompletions.id });
   if (inserted.length > 0) {
-    await enqueue(tx, clock, COMPLETION_JOB, { completionId: id }, { institutionId, maxAttempts: 10 });
+    await enqueue(ctx.db, ctx.clock, COMPLETION_JOB, { completionId: id }, { institutionId, maxAttempts: 10 });
   }
 }
 
@@ -95,7 +90,7 @@ export function completionJobs(deps: SenderDeps) {
 
 /** POST /api/sync/crm: push every pending or failed completion of the institution now. */
 export async function syncCompletions(ctx: ServiceContext) {
-  requireAdmin(ctx.actor);
+  await requireAccess(ctx, 'institution.admin', null);
   const due = await ctx.db
     .select({ id: crmCompletions.id })
     .from(crmCompletions)

@@ -68,6 +68,14 @@ export const CRM_CACHE_TTL = {
   institution: 300,
 } as const;
 
+/**
+ * An id the CRM does not know is remembered this long (seconds), so a list that names an
+ * unknown person does not ask the CRM again on every request.
+ */
+export const CRM_NOT_FOUND_TTL = 60;
+const NOT_FOUND_MARK = { crmNotFound: true } as const;
+const isNotFoundMark = (v: unknown) => typeof v === 'object' && v !== null && (v as { crmNotFound?: unknown }).crmNotFound === true;
+
 const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
 
 type Log = Pick<Console, 'warn' | 'error' | 'info'>;
@@ -206,13 +214,21 @@ export function createCrmClient(opts: CrmClientOptions): CrmClient & { close(): 
     const fullKey = keyPrefix + key;
     const pending = inflight.get(fullKey);
     if (pending) return pending as Promise<T>;
-    const hit = schema.safeParse(await opts.cache.get(fullKey));
+    const stored = await opts.cache.get(fullKey);
+    if (isNotFoundMark(stored)) throw new CrmError('not_found', 'CRM record not found (remembered)', 404);
+    const hit = schema.safeParse(stored);
     if (hit.success) return hit.data;
     // Re-check: another caller may have started the load while we read the cache.
     const started = inflight.get(fullKey);
     if (started) return started as Promise<T>;
     const promise = (async () => {
-      const value = await load();
+      let value: T;
+      try {
+        value = await load();
+      } catch (err) {
+        if (err instanceof CrmError && err.reason === 'not_found') await opts.cache.set(fullKey, NOT_FOUND_MARK, Math.min(ttlSeconds, CRM_NOT_FOUND_TTL));
+        throw err;
+      }
       await opts.cache.set(fullKey, value, ttlSeconds);
       return value;
     })().finally(() => inflight.delete(fullKey));

@@ -101,7 +101,8 @@ export interface CompletionPush {
   courseId: string;
   courseTitle: string;
   completedAt: string;
-  finalScore: number;
+  /** Null when nothing in the course was scored. */
+  finalScore: number | null;
   certificateNumber: string;
 }
 

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type ErrorCode } from './errors.js';
+import { isForeignKeyViolation } from '../db/pg-errors.js';
 
 const FASTIFY_CODE_MAP: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
@@ -42,6 +43,8 @@ function toAppError(err: FastifyError | Error, req: FastifyRequest): AppError {
     }));
     return new AppError('VALIDATION_ERROR', 'The request is not valid', { fields });
   }
+  // A referenced record deleted while the request ran: it does not exist any more.
+  if (isForeignKeyViolation(err)) return new AppError('NOT_FOUND', 'A record this request refers to no longer exists');
   const fe = err as FastifyError;
   const mapped = fe.code ? FASTIFY_CODE_MAP[fe.code] : undefined;
   if (mapped) return new AppError(mapped, fe.message);

@@ -1,0 +1,263 @@
+/**
+ * Who may do what: every "may this caller do X to Y" rule of the service, in one place
+ * (DESIGN.md §3). Services call `requireAccess(ctx, action, target)` before they touch data;
+ * it loads what the rule needs with set queries, throws the spec's error when the answer is
+ * no, and hands back what it loaded so the service does not load it again. The README's
+ * "Access rules" table lists every action.
+ *
+ * Errors follow one policy: a record the caller may not know about is 404 NOT_FOUND (nothing
+ * about it leaks); a record the caller may see but not change is 403 FORBIDDEN; a learner
+ * without the enrollment an action needs is 403 ENROLLMENT_REQUIRED; a drip-locked lesson is
+ * 403 LESSON_LOCKED; a fee-gated student is 402 FEE_OVERDUE.
+ */
+import { and, asc, eq } from 'drizzle-orm';
+import type { ServiceContext } from '../../platform/context.js';
+import { canManageCourses, isAdmin, isOwnerOrAdmin } from '../../platform/auth/permissions.js';
+import { AppError, forbidden, notFound } from '../../platform/http/errors.js';
+import { iso } from '../../platform/dto.js';
+import { byId, inTenant, sameTenantRef } from '../../platform/db/tenancy.js';
+import { courseModules, courses, lessons, type Course, type CourseModule, type Lesson } from '../courses/courses.tables.js';
+import { enrollments, lessonProgress, type Enrollment, type LessonProgress } from '../enrollments/enrollments.tables.js';
+import { assertFeesAllow } from '../institutions/fee-gating.js';
+import { requireInstitutionSlug } from '../institutions/institutions.service.js';
+import { lessonLocks, orderedLessons, type LockState } from '../learn/drip.js';
+
+export interface LessonAccess {
+  lesson: Lesson;
+  course: Course;
+  /** The caller's own enrollment in the lesson's course (any status), or null. */
+  enrollment: Enrollment | null;
+}
+
+/** What a learner's view of one course needs: reading order, progress and drip locks. */
+export interface CourseState {
+  modules: CourseModule[];
+  ordered: Lesson[];
+  progressByLesson: Map<string, LessonProgress>;
+  completed: Set<string>;
+  locks: Map<string, LockState>;
+}
+
+const OPEN: LockState = { locked: false, unlocksAt: null, reason: null };
+
+// ── loading ────────────────────────────────────────────────────────────────────
+
+async function loadCourse(ctx: ServiceContext, courseId: string): Promise<Course> {
+  const [course] = await ctx.db.select().from(courses).where(byId(ctx, courses, courseId)).limit(1);
+  if (!course) throw notFound('Course');
+  return course;
+}
+
+/** The caller's enrollment in a course (any status), or null. */
+export async function ownEnrollment(ctx: ServiceContext, courseId: string): Promise<Enrollment | null> {
+  const [row] = await ctx.db
+    .select()
+    .from(enrollments)
+    .where(and(inTenant(ctx, enrollments), eq(enrollments.courseId, courseId), eq(enrollments.studentId, ctx.actor.personId)))
+    .limit(1);
+  return row ?? null;
+}
+
+/** A lesson of the caller's institution with its course and the caller's enrollment: one query. */
+async function loadLesson(ctx: ServiceContext, lessonId: string): Promise<LessonAccess> {
+  const [row] = await ctx.db
+    .select({ lesson: lessons, course: courses, enrollment: enrollments })
+    .from(lessons)
+    .innerJoin(courses, sameTenantRef(lessons.courseId, lessons.institutionId, courses))
+    .leftJoin(
+      enrollments,
+      and(eq(enrollments.institutionId, lessons.institutionId), eq(enrollments.courseId, lessons.courseId), eq(enrollments.studentId, ctx.actor.personId)),
+    )
+    .where(byId(ctx, lessons, lessonId))
+    .limit(1);
+  if (!row) throw notFound('Lesson');
+  return row;
+}
+
+/**
+ * Modules, lessons in reading order, the learner's progress and the drip locks of one course:
+ * three set queries whatever the course's size. Course managers previewing without an
+ * enrollment see everything unlocked.
+ */
+export async function courseState(ctx: ServiceContext, course: Course, enrollment: Enrollment | null): Promise<CourseState> {
+  const [mods, ls, progress] = await Promise.all([
+    ctx.db.select().from(courseModules).where(and(inTenant(ctx, courseModules), eq(courseModules.courseId, course.id))).orderBy(asc(courseModules.order), asc(courseModules.createdAt)),
+    ctx.db.select().from(lessons).where(and(inTenant(ctx, lessons), eq(lessons.courseId, course.id))),
+    enrollment
+      ? ctx.db.select().from(lessonProgress).where(and(inTenant(ctx, lessonProgress), eq(lessonProgress.enrollmentId, enrollment.id)))
+      : Promise.resolve([] as LessonProgress[]),
+  ]);
+  const ordered = orderedLessons(mods, ls);
+  const completed = new Set(progress.filter((p) => p.completed).map((p) => p.lessonId));
+  const locks =
+    canManageCourses(ctx.actor) && !enrollment
+      ? new Map(ordered.map((l) => [l.id, OPEN]))
+      : lessonLocks(ordered, { dripMode: course.dripMode, enrolledAt: enrollment?.enrolledAt ?? null, completed, now: ctx.clock.now() });
+  return { modules: mods, ordered, progressByLesson: new Map(progress.map((p) => [p.lessonId, p])), completed, locks };
+}
+
+export function lockedError(lock: LockState) {
+  return new AppError('LESSON_LOCKED', lock.reason === 'SEQUENTIAL' ? 'Complete the previous lesson first' : 'This lesson is not unlocked yet', {
+    unlocksAt: iso(lock.unlocksAt),
+    reason: lock.reason,
+  });
+}
+
+// ── rules ──────────────────────────────────────────────────────────────────────
+
+/** A learner's enrollment that lets them into a course's content: ACTIVE or COMPLETED. */
+const admits = (e: Enrollment | null): e is Enrollment => !!e && e.status !== 'DROPPED';
+
+function requireEnrolled(enrollment: Enrollment | null): Enrollment {
+  if (!admits(enrollment)) throw new AppError('ENROLLMENT_REQUIRED', 'You must be enrolled in this course');
+  return enrollment;
+}
+
+function requireAuthor(ctx: ServiceContext, course: Course) {
+  if (!canManageCourses(ctx.actor)) throw forbidden('Course authoring requires canManageCourses');
+  if (!isOwnerOrAdmin(ctx.actor, course.ownerId)) throw forbidden('Only the owner of this course or an administrator may change it');
+}
+
+/** Learners see published courses and those they have an enrollment in; managers see all. */
+async function viewCourse(ctx: ServiceContext, courseId: string): Promise<Course> {
+  const course = await loadCourse(ctx, courseId);
+  if (canManageCourses(ctx.actor) || course.status === 'PUBLISHED') return course;
+  if (!(await ownEnrollment(ctx, course.id))) throw notFound('Course');
+  return course;
+}
+
+/**
+ * Opening a lesson's content (and what hangs off it: captions, transcripts, block answers,
+ * learner events): course managers always; a learner with an ACTIVE or COMPLETED enrollment,
+ * whose fees are not overdue (when the institution gates on fees) and for whom the lesson is
+ * not drip-locked.
+ */
+async function openLesson(ctx: ServiceContext, lessonId: string): Promise<LessonAccess & { state: CourseState | null }> {
+  const found = await loadLesson(ctx, lessonId);
+  if (canManageCourses(ctx.actor)) return { ...found, state: null };
+  const enrollment = requireEnrolled(found.enrollment);
+  await assertFeesAllow(ctx, 'opening lesson content');
+  const state = await courseState(ctx, found.course, enrollment);
+  const lock = state.locks.get(found.lesson.id);
+  if (lock?.locked) throw lockedError(lock);
+  return { ...found, enrollment, state };
+}
+
+/** The rules, by action. Each takes its target and returns what it loaded. */
+const rules = {
+  /** Create courses and categories: canManageCourses. */
+  'catalog.author': async (ctx: ServiceContext, _target: null) => {
+    if (!canManageCourses(ctx.actor)) throw forbidden('Course authoring requires canManageCourses');
+    return null;
+  },
+  /** See a course and its outline. */
+  'course.view': (ctx: ServiceContext, courseId: string) => viewCourse(ctx, courseId),
+  /** Follow a course as a learner (navigation with progress and locks): managers, or an ACTIVE or COMPLETED enrollment. */
+  'course.learn': async (ctx: ServiceContext, courseId: string) => {
+    const course = await loadCourse(ctx, courseId);
+    const enrollment = await ownEnrollment(ctx, course.id);
+    if (canManageCourses(ctx.actor)) return { course, enrollment: admits(enrollment) ? enrollment : null };
+    return { course, enrollment: requireEnrolled(enrollment) as Enrollment | null };
+  },
+  /** Change a course, its modules and lessons: canManageCourses and the owner, or ADMIN. */
+  'course.author': async (ctx: ServiceContext, courseId: string) => {
+    if (!canManageCourses(ctx.actor)) throw forbidden('Course authoring requires canManageCourses');
+    const course = await loadCourse(ctx, courseId);
+    requireAuthor(ctx, course);
+    return course;
+  },
+  /** Course staff work (enrollment lists, bulk enrollment, copying a course): canManageCourses. */
+  'course.staff': async (ctx: ServiceContext, courseId: string) => {
+    if (!canManageCourses(ctx.actor)) throw forbidden('This action requires canManageCourses');
+    return loadCourse(ctx, courseId);
+  },
+  /** Know that a lesson exists (its own notes and bookmarks): any user of the institution. */
+  'lesson.view': (ctx: ServiceContext, lessonId: string) => loadLesson(ctx, lessonId),
+  /** Open a lesson's content (see `openLesson`). */
+  'lesson.open': (ctx: ServiceContext, lessonId: string) => openLesson(ctx, lessonId),
+  /** Learner writes on a lesson (progress, events, interactions, answers): the open rule, and an enrollment. */
+  'lesson.learn': async (ctx: ServiceContext, lessonId: string) => {
+    const opened = await openLesson(ctx, lessonId);
+    return { ...opened, enrollment: requireEnrolled(opened.enrollment) };
+  },
+  /** Create notes and bookmarks: an ACTIVE enrollment (spec 4.3; a DROPPED or COMPLETED one keeps what exists). */
+  'lesson.annotate': async (ctx: ServiceContext, lessonId: string) => {
+    const found = await loadLesson(ctx, lessonId);
+    if (!found.enrollment || found.enrollment.status !== 'ACTIVE') {
+      throw new AppError('ENROLLMENT_REQUIRED', 'An active enrollment in this course is required');
+    }
+    return { ...found, enrollment: found.enrollment };
+  },
+  /** Change or delete a lesson: as `course.author` on its course. */
+  'lesson.author': async (ctx: ServiceContext, lessonId: string) => {
+    if (!canManageCourses(ctx.actor)) throw forbidden('Course authoring requires canManageCourses');
+    const found = await loadLesson(ctx, lessonId);
+    requireAuthor(ctx, found.course);
+    return found;
+  },
+  /** Upload, change and delete caption tracks: canManageCourses (spec 4.2 rule 1), any course of the institution. */
+  'lesson.captions': async (ctx: ServiceContext, lessonId: string) => {
+    if (!canManageCourses(ctx.actor)) throw forbidden('Caption changes require canManageCourses');
+    return loadLesson(ctx, lessonId);
+  },
+  /** See one student's enrollment: course staff, or the student themself (anyone else: 404). */
+  'enrollment.view': async (ctx: ServiceContext, target: { courseId: string; studentId: string }) => {
+    if (!canManageCourses(ctx.actor) && ctx.actor.personId !== target.studentId) throw notFound('Enrollment');
+    return loadCourse(ctx, target.courseId);
+  },
+  /** Drop an enrollment: course staff, or the student themself. */
+  'enrollment.drop': async (ctx: ServiceContext, target: { courseId: string; studentId: string }) => {
+    if (!canManageCourses(ctx.actor) && ctx.actor.personId !== target.studentId) throw forbidden('You may only unenroll yourself');
+    return loadCourse(ctx, target.courseId);
+  },
+  /** Institution settings and CRM sync: ADMIN. */
+  'institution.admin': async (ctx: ServiceContext, _target: null) => {
+    if (!isAdmin(ctx.actor)) throw forbidden('This action requires an administrator');
+    return null;
+  },
+  /**
+   * A parent reading a child's data: the caller is a parent Contact (403 otherwise), and the
+   * child is among the parent's children as the CRM lists them now (never cached; 403 otherwise).
+   */
+  'parent.child': async (ctx: ServiceContext, childContactId: string) => {
+    const a = ctx.actor;
+    if (!a.isContact || a.contactType !== 'CONTACT_PARENT') throw forbidden('Only parent accounts can see children');
+    if (!a.contactId) throw new AppError('VALIDATION_ERROR', 'The session has no contactId');
+    const slug = await requireInstitutionSlug(ctx, ctx.institutionId);
+    const children = await ctx.crm.getParentChildren(slug, a.contactId);
+    const child = children.find((c) => c.contactId === childContactId);
+    if (!child) throw forbidden('This child is not linked to your account');
+    return child;
+  },
+} satisfies Record<string, (ctx: ServiceContext, target: never) => Promise<unknown>>;
+
+export type AccessAction = keyof typeof rules;
+type Target<A extends AccessAction> = Parameters<(typeof rules)[A]>[1];
+type Granted<A extends AccessAction> = Awaited<ReturnType<(typeof rules)[A]>>;
+
+/** Checks that the caller may do `action` to `target`; throws the rule's error, or returns what it loaded. */
+export function requireAccess<A extends AccessAction>(ctx: ServiceContext, action: A, target: Target<A>): Promise<Granted<A>> {
+  return (rules[action] as (c: ServiceContext, t: Target<A>) => Promise<Granted<A>>)(ctx, target);
+}
+
+/**
+ * The lessons of a course the caller may open, as a set (for outlines that show content only
+ * where it may be opened): all for managers; for a learner with an ACTIVE or COMPLETED
+ * enrollment whose fees allow, the unlocked ones; none for anyone else.
+ */
+export async function openableLessonIds(ctx: ServiceContext, course: Course): Promise<Set<string>> {
+  if (canManageCourses(ctx.actor)) {
+    const rows = await ctx.db.select({ id: lessons.id }).from(lessons).where(and(inTenant(ctx, lessons), eq(lessons.courseId, course.id)));
+    return new Set(rows.map((r) => r.id));
+  }
+  const enrollment = await ownEnrollment(ctx, course.id);
+  if (!admits(enrollment)) return new Set();
+  try {
+    await assertFeesAllow(ctx, 'opening lesson content');
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'FEE_OVERDUE') return new Set();
+    throw err;
+  }
+  const state = await courseState(ctx, course, enrollment);
+  return new Set(state.ordered.filter((l) => !state.locks.get(l.id)?.locked).map((l) => l.id));
+}
