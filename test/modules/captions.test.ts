@@ -430,7 +430,7 @@ describe('DELETE', () => {
     expect(await t.deps.storage.exists(row!.storageKey)).toBe(true);
     const res = await t.request('DELETE', `/api/lessons/${lessonId}/captions/${created.body.data.id}`, { token: teacher });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ data: { id: created.body.data.id }, error: null });
+    expect(res.body).toEqual({ data: { id: created.body.data.id, deleted: true }, error: null });
     expect(await t.db.select().from(captionTracks).where(eq(captionTracks.id, created.body.data.id))).toHaveLength(0);
     expect(await t.deps.storage.exists(row!.storageKey)).toBe(false);
     const again = await t.request('DELETE', `/api/lessons/${lessonId}/captions/${created.body.data.id}`, { token: teacher });
@@ -460,7 +460,7 @@ describe('DELETE', () => {
 
       const res = await flaky.request('DELETE', `/api/lessons/${lesson}/captions/${created.body.data.id}`, { token });
       expect(res.status).toBe(200);
-      expect(res.body.data).toEqual({ id: created.body.data.id });
+      expect(res.body.data).toEqual({ id: created.body.data.id, deleted: true });
       expect(await flaky.db.select().from(captionTracks).where(eq(captionTracks.id, created.body.data.id))).toHaveLength(0);
       expect(await storage.exists(row!.storageKey)).toBe(true);
       expect(warnings.some((w) => w.includes(row!.storageKey))).toBe(true);
@@ -609,6 +609,6 @@ describe('/api/v1', () => {
     const patched = await t.request('PATCH', `/api/v1/lessons/${lesson}/captions/${id}`, { token: teacher, body: { label: 'v1' } });
     expect(patched.body.data.label).toBe('v1');
     const del = await t.request('DELETE', `/api/v1/lessons/${lesson}/captions/${id}`, { token: teacher });
-    expect(del.body).toEqual({ data: { id }, error: null });
+    expect(del.body).toEqual({ data: { id, deleted: true }, error: null });
   });
 });

@@ -185,4 +185,36 @@ describe('docs', () => {
       expect(Object.keys(op.responses ?? {}).length, `${r.method} ${r.url} responses`).toBeGreaterThan(0);
     }
   });
+
+  it('documents the common error envelopes on every route, without overriding a route\'s own', async () => {
+    const doc = JSON.parse((await t.request('GET', '/openapi.json')).raw);
+    const routes = t.app.registeredRoutes.filter((r) => !r.url.startsWith('/api/test/'));
+    for (const r of routes) {
+      const op = doc.paths[r.url.replace(/:(\w+)/g, '{$1}')][r.method.toLowerCase()];
+      for (const status of ['400', '401', '403', '404', '409', '429', '500']) {
+        const schema = op.responses[status]?.content?.['application/json']?.schema;
+        expect(schema, `${r.method} ${r.url} ${status}`).toBeDefined();
+        expect(Object.keys(schema.properties ?? {}).sort(), `${r.method} ${r.url} ${status}`).toEqual(['data', 'error']);
+      }
+    }
+    // A route's own description of a status is kept.
+    const upload = doc.paths['/api/lessons/{id}/captions'].post.responses;
+    expect(upload['409'].description).toMatch(/^CONFLICT/);
+    expect(upload['413'].description).toMatch(/^PAYLOAD_TOO_LARGE/);
+    expect(doc.paths['/healthz'].get.responses['500']).toBeDefined();
+  });
+
+  it('documents one deletion result, {id, deleted: true}, for every DELETE that removes', async () => {
+    const doc = JSON.parse((await t.request('GET', '/openapi.json')).raw);
+    // Archiving a course and unenrolling keep the row and answer it.
+    const keepsRow = new Set(['/api/courses/{id}', '/api/courses/{id}/enrollments/{studentId}']);
+    const deletes = Object.entries(doc.paths as Record<string, Record<string, any>>).filter(([path, ops]) => ops.delete && !keepsRow.has(path));
+    expect(deletes.length).toBeGreaterThanOrEqual(5);
+    for (const [path, ops] of deletes) {
+      const data = ops.delete.responses['200'].content['application/json'].schema.properties.data;
+      expect(Object.keys(data.properties).sort(), path).toEqual(['deleted', 'id']);
+      expect(data.properties.deleted.type, path).toBe('boolean');
+      expect(data.required?.sort(), path).toEqual(['deleted', 'id']);
+    }
+  });
 });

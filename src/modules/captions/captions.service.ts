@@ -398,7 +398,7 @@ export async function deleteCaption(
   cache: TranscriptCache,
   lessonId: string,
   captionId: string,
-): Promise<{ id: string }> {
+): Promise<{ id: string; deleted: true }> {
   requireManageCourses(ctx.actor);
   await findLesson(ctx, lessonId);
   const [removed] = await ctx.db
@@ -418,5 +418,5 @@ export async function deleteCaption(
   } catch (err) {
     ctx.log.warn(`[lms] caption ${removed.id}: stored file ${removed.storageKey} not removed: ${(err as Error)?.message ?? err}`);
   }
-  return { id: removed.id };
+  return { id: removed.id, deleted: true as const };
 }
