@@ -4,6 +4,8 @@ import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../platform/clock.js';
 import type { ServiceContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/client.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
+import { iso } from '../../platform/dto.js';
 import { requireManageCourses } from '../../platform/auth/permissions.js';
 import { AppError, conflict, notFound, validationError } from '../../platform/http/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -122,7 +124,7 @@ async function toDto(ctx: ServiceContext, t: CaptionTrack): Promise<CaptionTrack
     label: t.label,
     vttUrl: await ctx.storage.urlFor(t.storageKey),
     isDefault: t.isDefault,
-    createdAt: t.createdAt.toISOString(),
+    createdAt: iso(t.createdAt),
   };
 }
 
@@ -172,15 +174,6 @@ async function demoteDefaults(tx: Tx, institutionId: string, lessonId: string, b
         ...(keepId ? [ne(captionTracks.id, keepId)] : []),
       ),
     );
-}
-
-const UNIQUE_VIOLATION = '23505';
-
-function isUniqueViolation(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if ((e as { code?: unknown }).code === UNIQUE_VIOLATION) return true;
-  }
-  return false;
 }
 
 /** A default change that lost a race retries once; a second loss is 409 CONFLICT, never 500. */
