@@ -8,7 +8,7 @@ import './platform/http/types.js';
 import type { Deps } from './platform/context.js';
 import { registerErrorHandling } from './platform/http/errors-plugin.js';
 import { registerCommonErrorResponses } from './platform/http/error-responses.js';
-import { lenientZodSerializer } from './platform/http/serializer.js';
+import { zodResponseSerializer } from './platform/http/serializer.js';
 import { AppError } from './platform/http/errors.js';
 import { registerAuth } from './platform/auth/auth-plugin.js';
 import { registerRateLimits } from './platform/http/rate-limit.js';
@@ -36,7 +36,7 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(lenientZodSerializer as never);
+  app.setSerializerCompiler(zodResponseSerializer(deps.config.RESPONSE_VALIDATION, app.log) as never);
   registerErrorHandling(app);
   registerCommonErrorResponses(app);
 

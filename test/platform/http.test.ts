@@ -22,6 +22,16 @@ beforeAll(async () => {
         async (req) => ({ data: req.body, error: null }),
       );
       typed.get(
+        '/api/test/wrong-shape',
+        { schema: { response: { 200: z.object({ data: z.object({ n: z.number() }), error: z.null() }) } } },
+        async () => ({ data: { n: 'not a number' }, error: null }) as never,
+      );
+      typed.get(
+        '/api/test/extra-field',
+        { schema: { response: { 200: z.object({ data: z.object({ n: z.number() }), error: z.null() }) } } },
+        async () => ({ data: { n: 1, secret: 'hidden' }, error: null }),
+      );
+      typed.get(
         '/api/test/items',
         { schema: { querystring: z.object({ ...paginationFields }) } },
         async (req) => {
@@ -158,6 +168,54 @@ describe('platform headers and versioning', () => {
     const res = await t.request('GET', '/readyz');
     expect(res.status).toBe(200);
     expect(res.body.data.status).toBe('ready');
+  });
+});
+
+describe('response validation', () => {
+  it('strict (tests): a response that does not match its schema fails the request with 500', async () => {
+    const res = await t.request('GET', '/api/test/wrong-shape', { token: student });
+    expect(res.status).toBe(500);
+    expect(res.body.error.code).toBe('INTERNAL_ERROR');
+    expect(res.raw).not.toContain('not a number');
+  });
+
+  it('strict: a field the schema does not name (a DTO leaking data) fails the request too', async () => {
+    const res = await t.request('GET', '/api/test/extra-field', { token: student });
+    expect(res.status).toBe(500);
+    expect(res.raw).not.toContain('hidden');
+  });
+
+  it('log (default): the mismatch is logged and the data sent anyway', async () => {
+    const lines: string[] = [];
+    const lenient = await createTestApp({
+      env: { RESPONSE_VALIDATION: 'log' },
+      logger: { level: 'error', stream: { write: (line: string) => void lines.push(line) } },
+      extraRoutes: (app) => {
+        app.withTypeProvider<ZodTypeProvider>().get(
+          '/api/test/wrong-shape',
+          { schema: { response: { 200: z.object({ data: z.object({ n: z.number() }), error: z.null() }) } } },
+          async () => ({ data: { n: 'not a number' }, error: null }) as never,
+        );
+        app.withTypeProvider<ZodTypeProvider>().get(
+          '/api/test/extra-field',
+          { schema: { response: { 200: z.object({ data: z.object({ n: z.number() }), error: z.null() }) } } },
+          async () => ({ data: { n: 1, secret: 'hidden' }, error: null }),
+        );
+      },
+    });
+    try {
+      const token = await lenient.token({ role: 'STUDENT', id: 'c_demo_stu_01' });
+      const res = await lenient.request('GET', '/api/test/wrong-shape', { token });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ data: { n: 'not a number' }, error: null });
+      const extra = await lenient.request('GET', '/api/test/extra-field', { token });
+      expect(extra.body).toEqual({ data: { n: 1 }, error: null });
+      const logged = lines.map((l) => JSON.parse(l)).find((l) => /does not match its schema/.test(l.msg));
+      expect(logged).toMatchObject({ level: 50, url: '/api/test/wrong-shape', httpStatus: '200' });
+      expect(logged.issues[0].path).toBe('data.n');
+    } finally {
+      await lenient.close();
+    }
   });
 });
 
