@@ -447,9 +447,9 @@ describe('DELETE', () => {
       }
     }
     const storage = new FlakyStorage({ root: dir, publicBaseUrl: 'http://lms.test', authSecret: TEST_SECRET, clock });
-    const flaky = await createTestApp({ storage, clock });
-    const warnings: string[] = [];
-    flaky.deps.log = { ...flaky.deps.log, warn: (msg: unknown) => void warnings.push(String(msg)) } as typeof flaky.deps.log;
+    // Services log through the request's logger: capture its lines.
+    const lines: string[] = [];
+    const flaky = await createTestApp({ storage, clock, logger: { level: 'warn', stream: { write: (l: string) => void lines.push(l) } } });
     try {
       const token = await flaky.token({ role: 'TEACHER', id: 'u_teacher' });
       const course = await insertCourse(flaky.db);
@@ -458,12 +458,16 @@ describe('DELETE', () => {
       expect(created.status).toBe(201);
       const [row] = await flaky.db.select().from(captionTracks).where(eq(captionTracks.id, created.body.data.id));
 
-      const res = await flaky.request('DELETE', `/api/lessons/${lesson}/captions/${created.body.data.id}`, { token });
+      const res = await flaky.request('DELETE', `/api/lessons/${lesson}/captions/${created.body.data.id}`, {
+        token,
+        headers: { 'x-request-id': 'req-flaky-delete' },
+      });
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual({ id: created.body.data.id, deleted: true });
       expect(await flaky.db.select().from(captionTracks).where(eq(captionTracks.id, created.body.data.id))).toHaveLength(0);
       expect(await storage.exists(row!.storageKey)).toBe(true);
-      expect(warnings.some((w) => w.includes(row!.storageKey))).toBe(true);
+      const warning = lines.map((l) => JSON.parse(l)).find((l) => String(l.msg).includes(row!.storageKey));
+      expect(warning).toMatchObject({ level: 40, reqId: 'req-flaky-delete' });
     } finally {
       await flaky.close();
       await rm(dir, { recursive: true, force: true });

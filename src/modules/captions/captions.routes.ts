@@ -54,7 +54,7 @@ async function readCaptionForm(req: FastifyRequest): Promise<captions.CaptionFor
 /** Spec 4.2: WebVTT caption tracks of lesson videos and their transcripts. */
 export const captionsModule: AppModule = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req));
+  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req), req.log);
   const transcripts = new captions.TranscriptCache(deps.clock);
 
   r.get(

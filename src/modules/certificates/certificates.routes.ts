@@ -13,7 +13,7 @@ export const certificatesModule: AppModule = async (app, deps) => {
   r.get('/api/certificates', {
     schema: { tags, operationId: 'myCertificates', summary: "The caller's certificates, newest first", querystring: myCertificatesQuery, response: { 200: pagedEnvelope(certificateSchema) } },
   }, async (req) => {
-    const { rows, meta } = await myCertificates(serviceContext(deps, actorOf(req)), req.query);
+    const { rows, meta } = await myCertificates(serviceContext(deps, actorOf(req), req.log), req.query);
     return paged(rows, meta);
   });
 

@@ -25,7 +25,7 @@ import { getLessonForViewer } from '../learn/learn.service.js';
 
 export const coursesModule: AppModule = async (app, deps) => {
   const r = typed(app);
-  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req));
+  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
   const tags = ['courses'];
 
   r.get('/api/courses', {

@@ -16,7 +16,7 @@ import * as svc from './enrollments.service.js';
 
 export const enrollmentsModule: AppModule = async (app, deps) => {
   const r = typed(app);
-  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req));
+  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
   const tags = ['enrollments'];
 
   r.post('/api/courses/:id/enroll', {

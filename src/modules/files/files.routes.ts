@@ -146,7 +146,7 @@ async function signedRoutes(scope: FastifyInstance, deps: Deps) {
 /** Spec 4.9: presigned uploads, registered files, and the local-storage signed URLs. */
 export const filesModule: AppModule = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req));
+  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req), req.log);
 
   r.post(
     '/api/upload',

@@ -17,7 +17,7 @@ import * as svc from './learn.service.js';
 
 export const learnModule: AppModule = async (app, deps) => {
   const r = typed(app);
-  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req));
+  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
   const tags = ['learn'];
 
   r.get('/api/catalogue', {

@@ -24,7 +24,7 @@ const tags = ['notes'];
 /** Spec 4.3: a student's private notes and bookmarks on lessons, and the "my" aggregates. */
 export const notesModule: AppModule = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req));
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
 
   // ── notes ──────────────────────────────────────────────────────────────────
   r.get(

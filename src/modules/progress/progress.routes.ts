@@ -22,7 +22,7 @@ import * as svc from './progress.service.js';
 
 export const progressModule: AppModule = async (app, deps) => {
   const r = typed(app);
-  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req));
+  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
   const tags = ['progress'];
 
   r.post('/api/lessons/:id/progress', {

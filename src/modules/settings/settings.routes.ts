@@ -31,7 +31,7 @@ async function patchSettings(ctx: ServiceContext, body: SettingsPatch) {
 
 export const settingsModule: AppModule = async (app, deps) => {
   const r = typed(app);
-  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req));
+  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
   r.get('/api/settings', {
     schema: { tags: ['settings'], operationId: 'getSettings', summary: 'Institution settings, including the fee gating toggle', response: { 200: envelope(settingsResponse) } },
   }, async (req) => ok(await readSettings(ctx(req))));

@@ -19,6 +19,6 @@ export const syncModule: AppModule = async (app, deps) => {
         },
       },
     },
-    async (req) => ok(await syncCompletions(serviceContext(deps, actorOf(req)))),
+    async (req) => ok(await syncCompletions(serviceContext(deps, actorOf(req), req.log))),
   );
 };
