@@ -166,7 +166,6 @@ export async function registerFile(ctx: ServiceContext, input: RegisterFileInput
   return toDto(ctx, row);
 }
 
-
 /**
  * Files of the caller's institution, newest first. Course managers see every file; anyone
  * else sees the files they registered.
