@@ -7,7 +7,8 @@ import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-z
 import './platform/http/types.js';
 import type { Deps } from './platform/context.js';
 import { registerErrorHandling } from './platform/http/errors-plugin.js';
-import { lenientZodSerializer } from './platform/http/serializer.js';
+import { registerCommonErrorResponses } from './platform/http/error-responses.js';
+import { zodResponseSerializer } from './platform/http/serializer.js';
 import { AppError } from './platform/http/errors.js';
 import { registerAuth } from './platform/auth/auth-plugin.js';
 import { registerRateLimits } from './platform/http/rate-limit.js';
@@ -35,8 +36,9 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(lenientZodSerializer as never);
+  app.setSerializerCompiler(zodResponseSerializer(deps.config.RESPONSE_VALIDATION, app.log) as never);
   registerErrorHandling(app);
+  registerCommonErrorResponses(app);
 
   // While closing, responses still in flight end their keep-alive connection; otherwise the
   // client's idle socket would hold close() open until the keep-alive timeout.

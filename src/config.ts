@@ -59,6 +59,8 @@ const envSchema = z.object({
   WORKER_POLL_MS: positiveInt.default(1000),
   WORKER_CONCURRENCY: positiveInt.default(4),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** A response that does not match its schema: `log` it and send it anyway, or fail the request (`strict`, for tests). */
+  RESPONSE_VALIDATION: z.enum(['strict', 'log']).default('log'),
   BODY_LIMIT_BYTES: positiveInt.default(1_048_576),
 });
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import { pino } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { buildApp } from './app.js';
 import { createDeps } from './platform/bootstrap.js';
@@ -73,10 +74,12 @@ async function serve(config: Config, withWorker: boolean, banner?: () => Promise
 }
 
 async function runWorker(config: Config) {
-  const deps = await createDeps(config);
+  // The worker process logs through pino, as the API does (JSON lines, LOG_LEVEL).
+  const log = pino({ level: config.LOG_LEVEL, name: 'lms-worker' });
+  const deps = await createDeps(config, { log });
   const worker = createWorker(deps);
   worker.start();
-  console.log(`[lms] worker ${worker.id} started (${deps.database.driver})`);
+  log.info({ workerId: worker.id, driver: deps.database.driver }, 'worker started');
   onShutdown(async () => {
     await worker.stop();
     await deps.database.close();

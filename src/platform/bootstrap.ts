@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 import type { Config } from '../config.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Deps } from './context.js';
@@ -19,7 +20,7 @@ export interface DepsOverrides {
 /** Opens the database and builds every collaborator from configuration. */
 export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
   const clock = overrides.clock ?? systemClock;
-  const log = overrides.log ?? console;
+  const log = overrides.log ?? pino({ level: config.LOG_LEVEL });
   const database =
     overrides.database ??
     (await openDatabase({

@@ -5,7 +5,7 @@ import type { CrmClient } from './crm/types.js';
 import type { Storage } from './storage/types.js';
 import type { Session } from './auth/tokens.js';
 
-/** The logging the services use: console or Fastify's logger both fit. */
+/** The logging the services use: a pino logger (the request's `req.log` in a request), or console. */
 export interface Logger {
   info(...args: any[]): void;
   warn(...args: any[]): void;
@@ -37,7 +37,11 @@ export interface ServiceContext {
   institutionId: string;
 }
 
-export function serviceContext(deps: Deps, actor: Session): ServiceContext {
+/**
+ * The context of one service call. `log` is the request's logger (`req.log`) in a route, so
+ * every line a service logs carries the request id; `deps.log` outside a request.
+ */
+export function serviceContext(deps: Deps, actor: Session, log: Logger): ServiceContext {
   return {
     db: deps.database.db,
     inTx: false,
@@ -45,7 +49,7 @@ export function serviceContext(deps: Deps, actor: Session): ServiceContext {
     crm: deps.crm,
     storage: deps.storage,
     config: deps.config,
-    log: deps.log,
+    log,
     actor,
     institutionId: actor.institutionId,
   };

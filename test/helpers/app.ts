@@ -59,6 +59,8 @@ export interface TestAppOptions {
   clock?: ManualClock;
   crm?: CrmClient;
   storage?: Storage;
+  /** Fastify's logger option (default off), e.g. `{ level: 'info', stream }` to capture log lines. */
+  logger?: boolean | object;
   /** Routes a test adds before the app is sealed (for example one that throws). */
   extraRoutes?: (app: FastifyInstance) => void;
 }
@@ -82,12 +84,14 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     PUBLIC_BASE_URL: 'http://lms.test',
     RATE_LIMIT_READ: '100000',
     RATE_LIMIT_WRITE: '100000',
+    // A response that does not match its schema fails the request (500), so the test fails.
+    RESPONSE_VALIDATION: 'strict',
     ...opts.env,
   });
   const clock = opts.clock ?? new ManualClock('2026-03-02T09:00:00.000Z');
   const database = await freshDatabase();
   const deps = await createDeps(config, { clock, database, crm: opts.crm, storage: opts.storage, log: silentLog });
-  const app = await buildApp(deps, { logger: false });
+  const app = await buildApp(deps, { logger: opts.logger ?? false });
   opts.extraRoutes?.(app);
   await app.ready();
   const worker = createWorker(deps, { pollMs: 50 });

@@ -407,7 +407,7 @@ describe('DELETE', () => {
     expect(await t.deps.storage.exists(row!.storageKey)).toBe(true);
     const res = await t.request('DELETE', `/api/lessons/${lessonId}/captions/${created.body.data.id}`, { token: teacher });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ data: { id: created.body.data.id }, error: null });
+    expect(res.body).toEqual({ data: { id: created.body.data.id, deleted: true }, error: null });
     expect(await t.db.select().from(captionTracks).where(eq(captionTracks.id, created.body.data.id))).toHaveLength(0);
     expect(await t.deps.storage.exists(row!.storageKey)).toBe(false);
     const again = await t.request('DELETE', `/api/lessons/${lessonId}/captions/${created.body.data.id}`, { token: teacher });
@@ -424,9 +424,9 @@ describe('DELETE', () => {
       }
     }
     const storage = new FlakyStorage({ root: dir, publicBaseUrl: 'http://lms.test', authSecret: TEST_SECRET, clock });
-    const flaky = await createTestApp({ storage, clock });
-    const warnings: string[] = [];
-    flaky.deps.log = { ...flaky.deps.log, warn: (msg: unknown) => void warnings.push(String(msg)) } as typeof flaky.deps.log;
+    // Services log through the request's logger: capture its lines.
+    const lines: string[] = [];
+    const flaky = await createTestApp({ storage, clock, logger: { level: 'warn', stream: { write: (l: string) => void lines.push(l) } } });
     try {
       const token = await flaky.token({ role: 'TEACHER', id: 'u_teacher' });
       const course = await insertCourse(flaky.db);
@@ -435,12 +435,16 @@ describe('DELETE', () => {
       expect(created.status).toBe(201);
       const [row] = await flaky.db.select().from(captionTracks).where(eq(captionTracks.id, created.body.data.id));
 
-      const res = await flaky.request('DELETE', `/api/lessons/${lesson}/captions/${created.body.data.id}`, { token });
+      const res = await flaky.request('DELETE', `/api/lessons/${lesson}/captions/${created.body.data.id}`, {
+        token,
+        headers: { 'x-request-id': 'req-flaky-delete' },
+      });
       expect(res.status).toBe(200);
-      expect(res.body.data).toEqual({ id: created.body.data.id });
+      expect(res.body.data).toEqual({ id: created.body.data.id, deleted: true });
       expect(await flaky.db.select().from(captionTracks).where(eq(captionTracks.id, created.body.data.id))).toHaveLength(0);
       expect(await storage.exists(row!.storageKey)).toBe(true);
-      expect(warnings.some((w) => w.includes(row!.storageKey))).toBe(true);
+      const warning = lines.map((l) => JSON.parse(l)).find((l) => String(l.msg).includes(row!.storageKey));
+      expect(warning).toMatchObject({ level: 40, reqId: 'req-flaky-delete' });
     } finally {
       await flaky.close();
       await rm(dir, { recursive: true, force: true });
@@ -586,6 +590,6 @@ describe('/api/v1', () => {
     const patched = await t.request('PATCH', `/api/v1/lessons/${lesson}/captions/${id}`, { token: teacher, body: { label: 'v1' } });
     expect(patched.body.data.label).toBe('v1');
     const del = await t.request('DELETE', `/api/v1/lessons/${lesson}/captions/${id}`, { token: teacher });
-    expect(del.body).toEqual({ data: { id }, error: null });
+    expect(del.body).toEqual({ data: { id, deleted: true }, error: null });
   });
 });

@@ -22,9 +22,11 @@ let admin: string;
 let teacher: string;
 let northAdmin: string;
 const tok: Record<string, string> = {};
+/** The app's log lines (warn and above), as parsed JSON. */
+const logLines: Array<Record<string, any>> = [];
 
 beforeAll(async () => {
-  t = await createTestApp();
+  t = await createTestApp({ logger: { level: 'warn', stream: { write: (l: string) => void logLines.push(JSON.parse(l)) } } });
   admin = await t.token({ role: 'ADMIN', id: 'u_demo_admin' });
   teacher = await t.token({ role: 'TEACHER', id: 'u_demo_teacher' });
   northAdmin = await t.token({ role: 'ADMIN', id: 'u_northside_admin', institutionId: 'inst_north' });
@@ -141,6 +143,23 @@ describe('fee gating', () => {
     t.crmSim.setFault(fault, { pathPrefix: '/api/lms/' });
     try {
       expectOk((await enrollIn(OVERDUE)).res, 201);
+    } finally {
+      t.crmSim.setFault(null);
+      await setGating(false);
+    }
+  });
+
+  it('logs the degrade-open warning through the request logger, with the request id', async () => {
+    await setGating(true);
+    t.crmSim.setFault('down', { pathPrefix: '/api/lms/' });
+    try {
+      const course = await createCourse(t);
+      const res = await t.request('POST', `/api/courses/${course.id}/enroll`, { token: tok[OVERDUE], headers: { 'x-request-id': 'req-fee-gate-1' } });
+      expectOk(res, 201);
+      expect(res.headers['x-request-id']).toBe('req-fee-gate-1');
+      const warning = logLines.find((l) => l.reqId === 'req-fee-gate-1' && /fee gating/.test(l.msg));
+      expect(warning, JSON.stringify(logLines.slice(-5))).toMatchObject({ level: 40 });
+      expect(warning!.msg).toContain(OVERDUE);
     } finally {
       t.crmSim.setFault(null);
       await setGating(false);

@@ -28,6 +28,12 @@ describe('config', () => {
     expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
   });
 
+  it('validates responses leniently by default; strict is a config value', () => {
+    expect(loadConfig({}).RESPONSE_VALIDATION).toBe('log');
+    expect(loadConfig({ RESPONSE_VALIDATION: 'strict' }).RESPONSE_VALIDATION).toBe('strict');
+    expect(() => loadConfig({ RESPONSE_VALIDATION: 'loud' })).toThrow(/RESPONSE_VALIDATION/);
+  });
+
   it('splits the legacy CRM_URL into protocol and base domain', () => {
     expect(loadConfig({ CRM_URL: 'http://crm.example.test:8080/' }).crm).toEqual({ protocol: 'http', baseDomain: 'crm.example.test:8080' });
     expect(loadConfig({ CRM_BASE_DOMAIN: 'crm.example.edu' }).crm).toEqual({ protocol: 'https', baseDomain: 'crm.example.edu' });

@@ -22,6 +22,16 @@ beforeAll(async () => {
         async (req) => ({ data: req.body, error: null }),
       );
       typed.get(
+        '/api/test/wrong-shape',
+        { schema: { response: { 200: z.object({ data: z.object({ n: z.number() }), error: z.null() }) } } },
+        async () => ({ data: { n: 'not a number' }, error: null }) as never,
+      );
+      typed.get(
+        '/api/test/extra-field',
+        { schema: { response: { 200: z.object({ data: z.object({ n: z.number() }), error: z.null() }) } } },
+        async () => ({ data: { n: 1, secret: 'hidden' }, error: null }),
+      );
+      typed.get(
         '/api/test/items',
         { schema: { querystring: z.object({ ...paginationFields }) } },
         async (req) => {
@@ -161,6 +171,54 @@ describe('platform headers and versioning', () => {
   });
 });
 
+describe('response validation', () => {
+  it('strict (tests): a response that does not match its schema fails the request with 500', async () => {
+    const res = await t.request('GET', '/api/test/wrong-shape', { token: student });
+    expect(res.status).toBe(500);
+    expect(res.body.error.code).toBe('INTERNAL_ERROR');
+    expect(res.raw).not.toContain('not a number');
+  });
+
+  it('strict: a field the schema does not name (a DTO leaking data) fails the request too', async () => {
+    const res = await t.request('GET', '/api/test/extra-field', { token: student });
+    expect(res.status).toBe(500);
+    expect(res.raw).not.toContain('hidden');
+  });
+
+  it('log (default): the mismatch is logged and the data sent anyway', async () => {
+    const lines: string[] = [];
+    const lenient = await createTestApp({
+      env: { RESPONSE_VALIDATION: 'log' },
+      logger: { level: 'error', stream: { write: (line: string) => void lines.push(line) } },
+      extraRoutes: (app) => {
+        app.withTypeProvider<ZodTypeProvider>().get(
+          '/api/test/wrong-shape',
+          { schema: { response: { 200: z.object({ data: z.object({ n: z.number() }), error: z.null() }) } } },
+          async () => ({ data: { n: 'not a number' }, error: null }) as never,
+        );
+        app.withTypeProvider<ZodTypeProvider>().get(
+          '/api/test/extra-field',
+          { schema: { response: { 200: z.object({ data: z.object({ n: z.number() }), error: z.null() }) } } },
+          async () => ({ data: { n: 1, secret: 'hidden' }, error: null }),
+        );
+      },
+    });
+    try {
+      const token = await lenient.token({ role: 'STUDENT', id: 'c_demo_stu_01' });
+      const res = await lenient.request('GET', '/api/test/wrong-shape', { token });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ data: { n: 'not a number' }, error: null });
+      const extra = await lenient.request('GET', '/api/test/extra-field', { token });
+      expect(extra.body).toEqual({ data: { n: 1 }, error: null });
+      const logged = lines.map((l) => JSON.parse(l)).find((l) => /does not match its schema/.test(l.msg));
+      expect(logged).toMatchObject({ level: 50, url: '/api/test/wrong-shape', httpStatus: '200' });
+      expect(logged.issues[0].path).toBe('data.n');
+    } finally {
+      await lenient.close();
+    }
+  });
+});
+
 describe('docs', () => {
   it('serves OpenAPI 3.1 with every route and the security schemes', async () => {
     const res = await t.request('GET', '/openapi.json');
@@ -183,6 +241,38 @@ describe('docs', () => {
       const op = doc.paths[path]?.[r.method.toLowerCase()];
       expect(op, `${r.method} ${r.url}`).toBeDefined();
       expect(Object.keys(op.responses ?? {}).length, `${r.method} ${r.url} responses`).toBeGreaterThan(0);
+    }
+  });
+
+  it('documents the common error envelopes on every route, without overriding a route\'s own', async () => {
+    const doc = JSON.parse((await t.request('GET', '/openapi.json')).raw);
+    const routes = t.app.registeredRoutes.filter((r) => !r.url.startsWith('/api/test/'));
+    for (const r of routes) {
+      const op = doc.paths[r.url.replace(/:(\w+)/g, '{$1}')][r.method.toLowerCase()];
+      for (const status of ['400', '401', '403', '404', '409', '429', '500']) {
+        const schema = op.responses[status]?.content?.['application/json']?.schema;
+        expect(schema, `${r.method} ${r.url} ${status}`).toBeDefined();
+        expect(Object.keys(schema.properties ?? {}).sort(), `${r.method} ${r.url} ${status}`).toEqual(['data', 'error']);
+      }
+    }
+    // A route's own description of a status is kept.
+    const upload = doc.paths['/api/lessons/{id}/captions'].post.responses;
+    expect(upload['409'].description).toMatch(/^CONFLICT/);
+    expect(upload['413'].description).toMatch(/^PAYLOAD_TOO_LARGE/);
+    expect(doc.paths['/healthz'].get.responses['500']).toBeDefined();
+  });
+
+  it('documents one deletion result, {id, deleted: true}, for every DELETE that removes', async () => {
+    const doc = JSON.parse((await t.request('GET', '/openapi.json')).raw);
+    // Archiving a course and unenrolling keep the row and answer it.
+    const keepsRow = new Set(['/api/courses/{id}', '/api/courses/{id}/enrollments/{studentId}']);
+    const deletes = Object.entries(doc.paths as Record<string, Record<string, any>>).filter(([path, ops]) => ops.delete && !keepsRow.has(path));
+    expect(deletes.length).toBeGreaterThanOrEqual(5);
+    for (const [path, ops] of deletes) {
+      const data = ops.delete.responses['200'].content['application/json'].schema.properties.data;
+      expect(Object.keys(data.properties).sort(), path).toEqual(['deleted', 'id']);
+      expect(data.properties.deleted.type, path).toBe('boolean');
+      expect(data.required?.sort(), path).toEqual(['deleted', 'id']);
     }
   });
 });

@@ -1,22 +1,7 @@
-import { z } from 'zod';
 import type { AppModule } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, ok } from '../../platform/http/envelope.js';
-import { ROLES } from '../../platform/auth/tokens.js';
-
-const sessionSchema = z.object({
-  userId: z.string(),
-  personId: z.string().describe('contactId when present, else userId: the id stored on records'),
-  institutionId: z.string(),
-  role: z.enum(ROLES),
-  contactId: z.string().nullable(),
-  isContact: z.boolean(),
-  contactType: z.string().nullable(),
-  permissions: z.array(z.string()),
-  email: z.string().nullable(),
-  name: z.string().nullable(),
-  expiresAt: z.string().nullable(),
-});
+import { sessionSchema } from './auth.schemas.js';
 
 export const authModule: AppModule = async (app) => {
   typed(app).get(

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppModule } from '../types.js';
 import { typed } from '../types.js';
-import { commonErrors, envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
+import { deletedSchema, envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
 import { AppError } from '../../platform/http/errors.js';
 import { serviceContext } from '../../platform/context.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
@@ -11,7 +11,6 @@ import {
   captionTrackSchema,
   captionUpdateBody,
   captionUploadBodyDoc,
-  deletedSchema,
   lessonParams,
   transcriptSchema,
 } from './captions.schemas.js';
@@ -55,7 +54,7 @@ async function readCaptionForm(req: FastifyRequest): Promise<captions.CaptionFor
 /** Spec 4.2: WebVTT caption tracks of lesson videos and their transcripts. */
 export const captionsModule: AppModule = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req));
+  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req), req.log);
   const transcripts = new captions.TranscriptCache(deps.clock);
 
   r.get(
@@ -67,7 +66,7 @@ export const captionsModule: AppModule = async (app, deps) => {
         summary: 'Caption tracks of a lesson, default track first',
         description: 'Open to course managers and to learners with an ACTIVE or COMPLETED enrollment (else 403 ENROLLMENT_REQUIRED).',
         params: lessonParams,
-        response: { 200: envelope(captionTrackSchema.array()), ...commonErrors },
+        response: { 200: envelope(captionTrackSchema.array()) },
       },
     },
     async (req) => ok(await captions.listCaptions(ctxOf(req), req.params.id)),
@@ -91,7 +90,6 @@ export const captionsModule: AppModule = async (app, deps) => {
         body: captionUploadBodyDoc,
         response: {
           201: envelope(captionTrackSchema),
-          ...commonErrors,
           409: errorEnvelope.describe('CONFLICT: a concurrent default change won twice; retry'),
           413: errorEnvelope.describe('PAYLOAD_TOO_LARGE: file over 1 MB'),
           415: errorEnvelope.describe('UNSUPPORTED_MEDIA_TYPE: body is not multipart/form-data'),
@@ -114,7 +112,6 @@ export const captionsModule: AppModule = async (app, deps) => {
         body: captionUpdateBody,
         response: {
           200: envelope(captionTrackSchema),
-          ...commonErrors,
           409: errorEnvelope.describe('CONFLICT: a concurrent default change won twice; retry'),
         },
       },
@@ -131,7 +128,7 @@ export const captionsModule: AppModule = async (app, deps) => {
         summary: 'Delete a caption track and its stored file',
         description: 'Requires canManageCourses. Removing the stored file is best-effort: the track is removed even if it fails.',
         params: captionParams,
-        response: { 200: envelope(deletedSchema), ...commonErrors },
+        response: { 200: envelope(deletedSchema) },
       },
     },
     async (req) => ok(await captions.deleteCaption(ctxOf(req), transcripts, req.params.id, req.params.captionId)),
@@ -150,7 +147,6 @@ export const captionsModule: AppModule = async (app, deps) => {
         params: captionParams,
         response: {
           200: envelope(transcriptSchema),
-          ...commonErrors,
           502: errorEnvelope.describe('INTERNAL_ERROR: the stored caption file could not be fetched'),
         },
       },

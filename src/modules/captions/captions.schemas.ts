@@ -112,5 +112,3 @@ export const captionUpdateBody = z.object({
   isDefault: z.boolean().optional().describe('true demotes the other default of the same (lesson, blockId)'),
 });
 export type CaptionUpdate = z.infer<typeof captionUpdateBody>;
-
-export const deletedSchema = z.object({ id: z.string() });

@@ -3,6 +3,8 @@ import { and, asc, desc, eq, isNull, ne, type SQL } from 'drizzle-orm';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../platform/clock.js';
 import { withTx, type ServiceContext } from '../../platform/context.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
+import { iso } from '../../platform/dto.js';
 import { AppError, conflict, notFound, validationError } from '../../platform/http/errors.js';
 import { newId } from '../../platform/ids.js';
 import { newObjectKey } from '../../platform/storage/index.js';
@@ -121,7 +123,7 @@ async function toDto(ctx: ServiceContext, t: CaptionTrack): Promise<CaptionTrack
     label: t.label,
     vttUrl: await ctx.storage.urlFor(t.storageKey),
     isDefault: t.isDefault,
-    createdAt: t.createdAt.toISOString(),
+    createdAt: iso(t.createdAt),
   };
 }
 
@@ -171,15 +173,6 @@ async function demoteDefaults(tx: ServiceContext, lessonId: string, blockId: str
         ...(keepId ? [ne(captionTracks.id, keepId)] : []),
       ),
     );
-}
-
-const UNIQUE_VIOLATION = '23505';
-
-function isUniqueViolation(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if ((e as { code?: unknown }).code === UNIQUE_VIOLATION) return true;
-  }
-  return false;
 }
 
 /** A default change that lost a race retries once; a second loss is 409 CONFLICT, never 500. */
@@ -395,7 +388,7 @@ export async function deleteCaption(
   cache: TranscriptCache,
   lessonId: string,
   captionId: string,
-): Promise<{ id: string }> {
+): Promise<{ id: string; deleted: true }> {
   await requireAccess(ctx, 'lesson.captions', lessonId);
   const [removed] = await ctx.db
     .delete(captionTracks)
@@ -414,5 +407,5 @@ export async function deleteCaption(
   } catch (err) {
     ctx.log.warn(`[lms] caption ${removed.id}: stored file ${removed.storageKey} not removed: ${(err as Error)?.message ?? err}`);
   }
-  return { id: removed.id };
+  return { id: removed.id, deleted: true as const };
 }

@@ -1,34 +1,19 @@
-import { z } from 'zod';
 import type { AppModule } from '../types.js';
 import { typed } from '../types.js';
-import { commonErrors, envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
-import { paginationFields } from '../../platform/http/pagination.js';
+import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { serviceContext } from '../../platform/context.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
 import { myCertificates, verifyCertificate } from './certificates.service.js';
-
-const certificateSchema = z.object({
-  id: z.string(),
-  courseId: z.string(),
-  enrollmentId: z.string(),
-  studentId: z.string(),
-  courseTitle: z.string(),
-  certificateNumber: z.string(),
-  verificationCode: z.string(),
-  finalScore: z.number().nullable(),
-  issuedAt: z.string(),
-  expiresAt: z.string().nullable(),
-  pdfUrl: z.string().nullable().describe('null until the worker has rendered the PDF'),
-});
+import { certificateSchema, myCertificatesQuery, verificationSchema, verifyQuery } from './certificates.schemas.js';
 
 export const certificatesModule: AppModule = async (app, deps) => {
   const r = typed(app);
   const tags = ['certificates'];
 
   r.get('/api/certificates', {
-    schema: { tags, operationId: 'myCertificates', summary: "The caller's certificates, newest first", querystring: z.object({ ...paginationFields }), response: { 200: pagedEnvelope(certificateSchema), ...commonErrors } },
+    schema: { tags, operationId: 'myCertificates', summary: "The caller's certificates, newest first", querystring: myCertificatesQuery, response: { 200: pagedEnvelope(certificateSchema) } },
   }, async (req) => {
-    const { rows, meta } = await myCertificates(serviceContext(deps, actorOf(req)), req.query);
+    const { rows, meta } = await myCertificates(serviceContext(deps, actorOf(req), req.log), req.query);
     return paged(rows, meta);
   });
 
@@ -38,18 +23,9 @@ export const certificatesModule: AppModule = async (app, deps) => {
       tags,
       operationId: 'verifyCertificate',
       summary: 'Public verification by code: validity, course, dates and the holder display name only',
-      querystring: z.object({ code: z.string().max(64).optional() }),
+      querystring: verifyQuery,
       response: {
-        200: envelope(
-          z.object({
-            valid: z.boolean(),
-            certificateNumber: z.string(),
-            courseTitle: z.string(),
-            issuedAt: z.string(),
-            expiresAt: z.string().nullable(),
-            holderName: z.string(),
-          }),
-        ),
+        200: envelope(verificationSchema),
         400: errorEnvelope,
         404: errorEnvelope,
         429: errorEnvelope,

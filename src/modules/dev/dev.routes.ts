@@ -1,11 +1,11 @@
-import { z } from 'zod';
 import type { AppModule } from '../types.js';
 import { typed } from '../types.js';
-import { commonErrors, envelope, ok } from '../../platform/http/envelope.js';
+import { envelope, ok } from '../../platform/http/envelope.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
 import { requireAdmin } from '../../platform/auth/permissions.js';
 import { AppError } from '../../platform/http/errors.js';
 import { seedInstitution } from '../../dev/seed.js';
+import { seedResultSchema } from './dev.schemas.js';
 
 /** Development seeding; refused in production whatever the caller. */
 export const devModule: AppModule = async (app, deps) => {
@@ -15,8 +15,7 @@ export const devModule: AppModule = async (app, deps) => {
       operationId: 'devSeed',
       summary: "Seed demo courses, lessons, enrollments and progress into the caller's institution (ADMIN; 403 in production; idempotent)",
       response: {
-        200: envelope(z.object({ institutionId: z.string(), courses: z.number().int(), lessons: z.number().int(), enrollments: z.number().int(), created: z.boolean() })),
-        ...commonErrors,
+        200: envelope(seedResultSchema),
       },
     },
   }, async (req) => {

@@ -1,21 +1,22 @@
-import { z } from 'zod';
 import type { AppModule } from '../types.js';
 import { typed } from '../types.js';
-import { commonErrors, envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
-import { paginationFields } from '../../platform/http/pagination.js';
+import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { serviceContext } from '../../platform/context.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
-import { ENROLLMENT_STATUSES } from './enrollments.tables.js';
-import { enrollmentSchema } from './enrollments.dto.js';
+import {
+  bulkEnrollBody,
+  bulkEnrollResultSchema,
+  courseParams,
+  enrollmentSchema,
+  listEnrollmentsQuery,
+  namedEnrollmentSchema,
+  studentParams,
+} from './enrollments.schemas.js';
 import * as svc from './enrollments.service.js';
-
-const courseParams = z.object({ id: z.string().min(1) });
-const studentParams = z.object({ id: z.string().min(1), studentId: z.string().min(1) });
-const namedEnrollment = enrollmentSchema.extend({ studentName: z.string().describe('from the CRM; "Student <id>" when unavailable') });
 
 export const enrollmentsModule: AppModule = async (app, deps) => {
   const r = typed(app);
-  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req));
+  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
   const tags = ['enrollments'];
 
   r.post('/api/courses/:id/enroll', {
@@ -24,7 +25,7 @@ export const enrollmentsModule: AppModule = async (app, deps) => {
       operationId: 'selfEnroll',
       summary: 'Enroll yourself (STUDENT) in a published course; fee gating applies',
       params: courseParams,
-      response: { 201: envelope(enrollmentSchema), 402: errorEnvelope, 409: errorEnvelope, ...commonErrors },
+      response: { 201: envelope(enrollmentSchema), 402: errorEnvelope, 409: errorEnvelope },
     },
   }, async (req, reply) => reply.code(201).send(ok(await svc.selfEnroll(ctx(req), req.params.id))));
 
@@ -34,16 +35,9 @@ export const enrollmentsModule: AppModule = async (app, deps) => {
       operationId: 'bulkEnroll',
       summary: 'Enroll students by CRM contact id (canManageCourses); results per id',
       params: courseParams,
-      body: z.object({ studentIds: z.array(z.string().trim().min(1).max(200)).min(1).max(1000) }),
+      body: bulkEnrollBody,
       response: {
-        200: envelope(
-          z.object({
-            enrolled: z.array(enrollmentSchema),
-            alreadyEnrolled: z.array(enrollmentSchema),
-            failed: z.array(z.object({ studentId: z.string(), code: z.string(), message: z.string() })),
-          }),
-        ),
-        ...commonErrors,
+        200: envelope(bulkEnrollResultSchema),
       },
     },
   }, async (req) => ok(await svc.bulkEnroll(ctx(req), req.params.id, req.body.studentIds)));
@@ -54,8 +48,8 @@ export const enrollmentsModule: AppModule = async (app, deps) => {
       operationId: 'listEnrollments',
       summary: 'Enrollments of a course with student names from the CRM (canManageCourses)',
       params: courseParams,
-      querystring: z.object({ ...paginationFields, status: z.enum(ENROLLMENT_STATUSES).optional() }),
-      response: { 200: pagedEnvelope(namedEnrollment), ...commonErrors },
+      querystring: listEnrollmentsQuery,
+      response: { 200: pagedEnvelope(namedEnrollmentSchema) },
     },
   }, async (req) => {
     const { rows, meta } = await svc.listEnrollments(ctx(req), req.params.id, req.query);
@@ -63,7 +57,7 @@ export const enrollmentsModule: AppModule = async (app, deps) => {
   });
 
   r.get('/api/courses/:id/enrollments/:studentId', {
-    schema: { tags, operationId: 'getEnrollment', summary: 'One enrollment (managers, or the student themself)', params: studentParams, response: { 200: envelope(namedEnrollment), ...commonErrors } },
+    schema: { tags, operationId: 'getEnrollment', summary: 'One enrollment (managers, or the student themself)', params: studentParams, response: { 200: envelope(namedEnrollmentSchema) } },
   }, async (req) => ok(await svc.getEnrollment(ctx(req), req.params.id, req.params.studentId)));
 
   r.delete('/api/courses/:id/enrollments/:studentId', {
@@ -72,7 +66,7 @@ export const enrollmentsModule: AppModule = async (app, deps) => {
       operationId: 'unenroll',
       summary: 'Unenroll: status becomes DROPPED, the row and learner data are kept',
       params: studentParams,
-      response: { 200: envelope(enrollmentSchema), 409: errorEnvelope, ...commonErrors },
+      response: { 200: envelope(enrollmentSchema), 409: errorEnvelope },
     },
   }, async (req) => ok(await svc.unenroll(ctx(req), req.params.id, req.params.studentId)));
 };

@@ -1,19 +1,21 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import type { AppModule } from '../types.js';
 import { typed } from '../types.js';
-import { commonErrors, envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
+import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { AppError } from '../../platform/http/errors.js';
 import { serviceContext, type Deps } from '../../platform/context.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
 import { DOWNLOAD_PATH_PREFIX, UPLOAD_PATH_PREFIX } from '../../platform/storage/signed-urls.js';
 import {
+  binarySchema,
   fileSchema,
   listFilesQuery,
+  objectKeyParams as keyParams,
   presignBody,
   presignSchema,
   registerFileBody,
   signedQuery,
+  type SignedQuery,
   storedObjectSchema,
 } from './files.schemas.js';
 import * as filesService from './files.service.js';
@@ -60,7 +62,6 @@ const contentLengthOf = (req: FastifyRequest) => {
  * serves any other key depth the storage layer allows (the signature still decides).
  */
 const KEY_PATH = ':tenant/:kind/:object';
-const keyParams = z.object({ tenant: z.string(), kind: z.string(), object: z.string() });
 
 function keyOf(req: FastifyRequest): string {
   const p = req.params as Record<string, string | undefined>;
@@ -77,7 +78,7 @@ async function signedRoutes(scope: FastifyInstance, deps: Deps) {
   scope.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
   const r = typed(scope);
 
-  const uploadHandler = async (req: FastifyRequest<{ Querystring: z.infer<typeof signedQuery> }>, reply: FastifyReply) => {
+  const uploadHandler = async (req: FastifyRequest<{ Querystring: SignedQuery }>, reply: FastifyReply) => {
     const stored = await filesService.acceptSignedUpload(deps, {
       key: keyOf(req),
       query: req.query,
@@ -88,7 +89,7 @@ async function signedRoutes(scope: FastifyInstance, deps: Deps) {
     return reply.code(201).send(ok(stored));
   };
 
-  const downloadHandler = async (req: FastifyRequest<{ Querystring: z.infer<typeof signedQuery> }>, reply: FastifyReply) => {
+  const downloadHandler = async (req: FastifyRequest<{ Querystring: SignedQuery }>, reply: FastifyReply) => {
     const { object, body, maxAgeSeconds } = await filesService.readSignedDownload(deps, { key: keyOf(req), query: req.query });
     const inline = /^(image|video|audio)\/|^application\/pdf$|^text\/(plain|vtt|csv|markdown)$/.test(object.contentType);
     return reply
@@ -127,7 +128,7 @@ async function signedRoutes(scope: FastifyInstance, deps: Deps) {
     response: {
       200: {
         description: 'the object bytes, with its stored Content-Type',
-        content: { 'application/octet-stream': { schema: z.string().describe('binary') } },
+        content: { 'application/octet-stream': { schema: binarySchema } },
       },
       403: errorEnvelope,
       404: errorEnvelope,
@@ -145,7 +146,7 @@ async function signedRoutes(scope: FastifyInstance, deps: Deps) {
 /** Spec 4.9: presigned uploads, registered files, and the local-storage signed URLs. */
 export const filesModule: AppModule = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req));
+  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req), req.log);
 
   r.post(
     '/api/upload',
@@ -158,7 +159,7 @@ export const filesModule: AppModule = async (app, deps) => {
           'Returns a URL to PUT the bytes to (with `headers`), valid for 15 minutes, under a server-generated key. ' +
           'Then register the key with POST /api/files. 400 for a disallowed content type or a size over its limit.',
         body: presignBody,
-        response: { 200: envelope(presignSchema), ...commonErrors },
+        response: { 200: envelope(presignSchema) },
       },
     },
     async (req) => ok(await filesService.presignUpload(ctxOf(req), req.body)),
@@ -173,7 +174,7 @@ export const filesModule: AppModule = async (app, deps) => {
         summary: "Files of the caller's institution, newest first",
         description: 'Course managers see every file of the institution; other users see the files they registered.',
         querystring: listFilesQuery,
-        response: { 200: pagedEnvelope(fileSchema), ...commonErrors },
+        response: { 200: pagedEnvelope(fileSchema) },
       },
     },
     async (req) => {
@@ -195,7 +196,6 @@ export const filesModule: AppModule = async (app, deps) => {
         body: registerFileBody,
         response: {
           201: envelope(fileSchema),
-          ...commonErrors,
           409: errorEnvelope,
           413: errorEnvelope,
         },

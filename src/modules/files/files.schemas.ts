@@ -132,6 +132,14 @@ export const signedQuery = z.object({
   max: z.string().optional().describe('signed size limit in bytes (uploads)'),
 });
 
+export type SignedQuery = z.infer<typeof signedQuery>;
+
+/** Path of a signed local-storage URL: keys from `newObjectKey` have three segments. */
+export const objectKeyParams = z.object({ tenant: z.string(), kind: z.string(), object: z.string() });
+
+/** The raw bytes of a downloaded object, for OpenAPI. */
+export const binarySchema = z.string().describe('binary');
+
 export const storedObjectSchema = z.object({
   key: z.string(),
   size: z.number().int(),

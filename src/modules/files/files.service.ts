@@ -1,5 +1,8 @@
 import { and, count, desc, eq, ilike, type SQL } from 'drizzle-orm';
 import type { Deps, ServiceContext } from '../../platform/context.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
+import { containsPattern } from '../../platform/db/like.js';
+import { iso } from '../../platform/dto.js';
 import { canManageCourses } from '../../platform/auth/permissions.js';
 import { AppError, conflict, notFound, validationError } from '../../platform/http/errors.js';
 import type { PageMeta } from '../../platform/http/envelope.js';
@@ -33,14 +36,6 @@ export function uploadPrefixOf(institutionId: string): string {
   return sample.slice(0, sample.lastIndexOf('/') + 1);
 }
 
-const UNIQUE_VIOLATION = '23505';
-function isUniqueViolation(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if ((e as { code?: unknown }).code === UNIQUE_VIOLATION) return true;
-  }
-  return false;
-}
-
 async function toDto(ctx: Pick<ServiceContext, 'storage'>, f: FileRow): Promise<FileDto> {
   return {
     id: f.id,
@@ -51,7 +46,7 @@ async function toDto(ctx: Pick<ServiceContext, 'storage'>, f: FileRow): Promise<
     courseId: f.courseId,
     lessonId: f.lessonId,
     uploadedBy: f.uploadedBy,
-    createdAt: f.createdAt.toISOString(),
+    createdAt: iso(f.createdAt),
     url: await ctx.storage.urlFor(f.key),
   };
 }
@@ -171,8 +166,6 @@ export async function registerFile(ctx: ServiceContext, input: RegisterFileInput
   }
   return toDto(ctx, row);
 }
-
-const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`;
 
 /**
  * Files of the caller's institution, newest first. Course managers see every file; anyone

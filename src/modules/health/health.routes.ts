@@ -1,7 +1,7 @@
-import { z } from 'zod';
 import type { AppModule } from '../types.js';
 import { envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
 import { AppError } from '../../platform/http/errors.js';
+import { livenessSchema, readinessSchema } from './health.schemas.js';
 
 /** Liveness and readiness probes, public and outside /api. */
 export const healthModule: AppModule = async (app, deps) => {
@@ -12,7 +12,7 @@ export const healthModule: AppModule = async (app, deps) => {
         tags: ['health'],
         operationId: 'healthz',
         summary: 'The process is alive',
-        response: { 200: envelope(z.object({ status: z.literal('ok') })) },
+        response: { 200: envelope(livenessSchema) },
       },
     },
     async () => ok({ status: 'ok' as const }),
@@ -24,7 +24,7 @@ export const healthModule: AppModule = async (app, deps) => {
         tags: ['health'],
         operationId: 'readyz',
         summary: 'The database is reachable',
-        response: { 200: envelope(z.object({ status: z.literal('ready'), database: z.string() })), 503: errorEnvelope },
+        response: { 200: envelope(readinessSchema), 503: errorEnvelope },
       },
     },
     async () => {

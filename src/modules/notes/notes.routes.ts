@@ -1,6 +1,6 @@
 import type { AppModule } from '../types.js';
 import { typed } from '../types.js';
-import { commonErrors, envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
+import { deletedSchema, envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { serviceContext } from '../../platform/context.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
 import {
@@ -8,7 +8,6 @@ import {
   bookmarkSchema,
   createBookmarkBody,
   createNoteBody,
-  deletedSchema,
   lessonParams,
   myBookmarkRowSchema,
   myListQuery,
@@ -25,7 +24,7 @@ const tags = ['notes'];
 /** Spec 4.3: a student's private notes and bookmarks on lessons, and the "my" aggregates. */
 export const notesModule: AppModule = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req));
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
 
   // ── notes ──────────────────────────────────────────────────────────────────
   r.get(
@@ -36,7 +35,7 @@ export const notesModule: AppModule = async (app, deps) => {
         operationId: 'listLessonNotes',
         summary: "The caller's notes on a lesson, newest first",
         params: lessonParams,
-        response: { 200: envelope(noteSchema.array()), ...commonErrors },
+        response: { 200: envelope(noteSchema.array()) },
       },
     },
     async (req) => ok(await notes.listLessonNotes(ctxOf(req), req.params.id)),
@@ -51,7 +50,7 @@ export const notesModule: AppModule = async (app, deps) => {
         summary: 'Add a note to a lesson (requires an ACTIVE enrollment)',
         params: lessonParams,
         body: createNoteBody,
-        response: { 201: envelope(noteSchema), ...commonErrors },
+        response: { 201: envelope(noteSchema) },
       },
     },
     async (req, reply) => reply.code(201).send(ok(await notes.createNote(ctxOf(req), req.params.id, req.body))),
@@ -66,7 +65,7 @@ export const notesModule: AppModule = async (app, deps) => {
         summary: "Change one of the caller's notes",
         params: noteParams,
         body: updateNoteBody,
-        response: { 200: envelope(noteSchema), ...commonErrors },
+        response: { 200: envelope(noteSchema) },
       },
     },
     async (req) => ok(await notes.updateNote(ctxOf(req), req.params.id, req.params.noteId, req.body)),
@@ -80,7 +79,7 @@ export const notesModule: AppModule = async (app, deps) => {
         operationId: 'deleteLessonNote',
         summary: "Delete one of the caller's notes",
         params: noteParams,
-        response: { 200: envelope(deletedSchema), ...commonErrors },
+        response: { 200: envelope(deletedSchema) },
       },
     },
     async (req) => ok(await notes.deleteNote(ctxOf(req), req.params.id, req.params.noteId)),
@@ -95,7 +94,7 @@ export const notesModule: AppModule = async (app, deps) => {
         operationId: 'listLessonBookmarks',
         summary: "The caller's bookmarks on a lesson, by timestampSeconds ascending",
         params: lessonParams,
-        response: { 200: envelope(bookmarkSchema.array()), ...commonErrors },
+        response: { 200: envelope(bookmarkSchema.array()) },
       },
     },
     async (req) => ok(await notes.listLessonBookmarks(ctxOf(req), req.params.id)),
@@ -110,7 +109,7 @@ export const notesModule: AppModule = async (app, deps) => {
         summary: 'Bookmark a position of a lesson (requires an ACTIVE enrollment)',
         params: lessonParams,
         body: createBookmarkBody,
-        response: { 201: envelope(bookmarkSchema), ...commonErrors },
+        response: { 201: envelope(bookmarkSchema) },
       },
     },
     async (req, reply) => reply.code(201).send(ok(await notes.createBookmark(ctxOf(req), req.params.id, req.body))),
@@ -125,7 +124,7 @@ export const notesModule: AppModule = async (app, deps) => {
         summary: "Change one of the caller's bookmarks",
         params: bookmarkParams,
         body: updateBookmarkBody,
-        response: { 200: envelope(bookmarkSchema), ...commonErrors },
+        response: { 200: envelope(bookmarkSchema) },
       },
     },
     async (req) => ok(await notes.updateBookmark(ctxOf(req), req.params.id, req.params.bookmarkId, req.body)),
@@ -139,7 +138,7 @@ export const notesModule: AppModule = async (app, deps) => {
         operationId: 'deleteLessonBookmark',
         summary: "Delete one of the caller's bookmarks",
         params: bookmarkParams,
-        response: { 200: envelope(deletedSchema), ...commonErrors },
+        response: { 200: envelope(deletedSchema) },
       },
     },
     async (req) => ok(await notes.deleteBookmark(ctxOf(req), req.params.id, req.params.bookmarkId)),
@@ -154,7 +153,7 @@ export const notesModule: AppModule = async (app, deps) => {
         operationId: 'listMyNotes',
         summary: "The caller's notes across lessons, updatedAt descending",
         querystring: myListQuery,
-        response: { 200: pagedEnvelope(myNoteRowSchema), ...commonErrors },
+        response: { 200: pagedEnvelope(myNoteRowSchema) },
       },
     },
     async (req) => {
@@ -171,7 +170,7 @@ export const notesModule: AppModule = async (app, deps) => {
         operationId: 'listMyBookmarks',
         summary: "The caller's bookmarks across lessons, createdAt descending",
         querystring: myListQuery,
-        response: { 200: pagedEnvelope(myBookmarkRowSchema), ...commonErrors },
+        response: { 200: pagedEnvelope(myBookmarkRowSchema) },
       },
     },
     async (req) => {

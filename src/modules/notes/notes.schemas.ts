@@ -128,8 +128,6 @@ export const myBookmarkRowSchema = bookmarkSchema.extend({
   timestampLabel: z.string().describe('m:ss below one hour, h:mm:ss from one hour'),
 });
 
-export const deletedSchema = z.object({ id: z.string(), deleted: z.literal(true) });
-
 export type NoteDto = z.infer<typeof noteSchema>;
 export type BookmarkDto = z.infer<typeof bookmarkSchema>;
 export type MyNoteRow = z.infer<typeof myNoteRowSchema>;

@@ -1,5 +1,7 @@
 import { and, asc, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { ServiceContext } from '../../platform/context.js';
+import { containsPattern } from '../../platform/db/like.js';
+import { iso } from '../../platform/dto.js';
 import { notFound, validationError } from '../../platform/http/errors.js';
 import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
 import type { PageMeta } from '../../platform/http/envelope.js';
@@ -32,8 +34,8 @@ const toNoteDto = (n: LessonNote): NoteDto => ({
   enrollmentId: n.enrollmentId,
   content: n.content,
   timestampSeconds: n.timestampSeconds,
-  createdAt: n.createdAt.toISOString(),
-  updatedAt: n.updatedAt.toISOString(),
+  createdAt: iso(n.createdAt),
+  updatedAt: iso(n.updatedAt),
 });
 
 const toBookmarkDto = (b: LessonBookmark): BookmarkDto => ({
@@ -42,7 +44,7 @@ const toBookmarkDto = (b: LessonBookmark): BookmarkDto => ({
   studentId: b.studentId,
   timestampSeconds: b.timestampSeconds,
   label: b.label,
-  createdAt: b.createdAt.toISOString(),
+  createdAt: iso(b.createdAt),
 });
 
 /** `m:ss` below one hour, `h:mm:ss` from one hour (0 → "0:00", 3600 → "1:00:00"). */
@@ -53,9 +55,6 @@ export function formatTimestampLabel(totalSeconds: number): string {
   const seconds = String(s % 60).padStart(2, '0');
   return hours > 0 ? `${hours}:${String(minutes).padStart(2, '0')}:${seconds}` : `${minutes}:${seconds}`;
 }
-
-/** A LIKE pattern matching `text` literally anywhere (%, _ and \ escaped; escape char is \). */
-export const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`;
 
 function assertTimestampAllowed(lesson: Lesson, timestampSeconds: number | null | undefined) {
   if (timestampSeconds !== null && timestampSeconds !== undefined && lesson.type !== 'VIDEO') {
@@ -250,7 +249,7 @@ export async function listMyNotes(ctx: ServiceContext, query: MyListQuery): Prom
 
   const [rows, [counted]] = await Promise.all([rowsQuery, countQuery]);
   return {
-    rows: rows.map((r) => ({ ...r, createdAt: r.createdAt.toISOString(), updatedAt: r.updatedAt.toISOString() })),
+    rows: rows.map((r) => ({ ...r, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt) })),
     meta: pageMeta(page, counted?.total ?? 0),
   };
 }
@@ -289,7 +288,7 @@ export async function listMyBookmarks(ctx: ServiceContext, query: MyListQuery): 
   return {
     rows: rows.map((r) => ({
       ...r,
-      createdAt: r.createdAt.toISOString(),
+      createdAt: iso(r.createdAt),
       timestampLabel: formatTimestampLabel(r.timestampSeconds),
     })),
     meta: pageMeta(page, counted?.total ?? 0),

@@ -1,10 +1,10 @@
-import { z } from 'zod';
 import type { AppModule } from '../types.js';
 import { typed } from '../types.js';
-import { commonErrors, envelope, ok } from '../../platform/http/envelope.js';
+import { envelope, ok } from '../../platform/http/envelope.js';
 import { serviceContext } from '../../platform/context.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
 import { syncCompletions } from './sync.service.js';
+import { syncResultSchema } from './sync.schemas.js';
 
 export const syncModule: AppModule = async (app, deps) => {
   typed(app).post(
@@ -15,17 +15,10 @@ export const syncModule: AppModule = async (app, deps) => {
         operationId: 'syncCrm',
         summary: 'Push every pending or failed course completion of the institution to the CRM now (ADMIN)',
         response: {
-          200: envelope(
-            z.object({
-              pushed: z.number().int().describe('sent in this call'),
-              failed: z.number().int().describe('attempted in this call and failed'),
-              pending: z.number().int().describe('still not delivered after this call'),
-            }),
-          ),
-          ...commonErrors,
+          200: envelope(syncResultSchema),
         },
       },
     },
-    async (req) => ok(await syncCompletions(serviceContext(deps, actorOf(req)))),
+    async (req) => ok(await syncCompletions(serviceContext(deps, actorOf(req), req.log))),
   );
 };

@@ -32,11 +32,19 @@ export const envelope = <T extends z.ZodTypeAny>(data: T) => z.object({ data, er
 export const pagedEnvelope = <T extends z.ZodTypeAny>(row: T) =>
   z.object({ data: z.array(row), error: z.null(), meta: pageMetaSchema });
 
-/** The error responses every authenticated route may give, for OpenAPI. */
+/** Data of every DELETE that removes something: `{id, deleted: true}`. */
+export const deletedSchema = z.object({ id: z.string(), deleted: z.literal(true) }).describe('Deletion result');
+
+/**
+ * The error responses any route may give, for OpenAPI. The `onRoute` hook of
+ * error-responses.ts adds each to every route that does not declare its own.
+ */
 export const commonErrors = {
   400: errorEnvelope,
   401: errorEnvelope,
   403: errorEnvelope,
   404: errorEnvelope,
+  409: errorEnvelope,
   429: errorEnvelope,
+  500: errorEnvelope,
 };
