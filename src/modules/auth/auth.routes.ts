@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AppModule } from '../types.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, ok } from '../../platform/http/envelope.js';
 import { ROLES } from '../../platform/auth/tokens.js';
@@ -18,7 +18,7 @@ const sessionSchema = z.object({
   expiresAt: z.string().nullable(),
 });
 
-export const authModule: AppModule = async (app) => {
+const routes: ModuleRoutes = async (app) => {
   typed(app).get(
     '/api/auth/session',
     {
@@ -33,3 +33,5 @@ export const authModule: AppModule = async (app) => {
     async (req) => ok(req.session),
   );
 };
+
+export const authModule: AppModule = { name: 'auth', routes };

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { AppModule } from '../types.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { commonErrors, envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
 import { AppError } from '../../platform/http/errors.js';
@@ -53,7 +53,7 @@ async function readCaptionForm(req: FastifyRequest): Promise<captions.CaptionFor
 }
 
 /** Spec 4.2: WebVTT caption tracks of lesson videos and their transcripts. */
-export const captionsModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
   const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req));
   const transcripts = new captions.TranscriptCache(deps.clock);
@@ -162,3 +162,5 @@ export const captionsModule: AppModule = async (app, deps) => {
     },
   );
 };
+
+export const captionsModule: AppModule = { name: 'captions', routes };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { AppModule } from '../types.js';
+import { certificatesJobs } from './certificates.jobs.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { commonErrors, envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { paginationFields } from '../../platform/http/pagination.js';
@@ -21,7 +22,7 @@ const certificateSchema = z.object({
   pdfUrl: z.string().nullable().describe('null until the worker has rendered the PDF'),
 });
 
-export const certificatesModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
   const tags = ['certificates'];
 
@@ -58,3 +59,5 @@ export const certificatesModule: AppModule = async (app, deps) => {
   }, async (req) =>
     ok(await verifyCertificate({ db: deps.database.db, crm: deps.crm, clock: deps.clock, storage: deps.storage }, req.query.code)));
 };
+
+export const certificatesModule: AppModule = { name: 'certificates', routes, jobs: certificatesJobs };

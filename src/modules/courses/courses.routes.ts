@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AppModule } from '../types.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { commonErrors, envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { serviceContext } from '../../platform/context.js';
@@ -26,7 +26,7 @@ import { getLessonForViewer } from '../learn/learn.service.js';
 
 const deleted = envelope(z.object({ id: z.string(), deleted: z.literal(true) }));
 
-export const coursesModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
   const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req));
   const tags = ['courses'];
@@ -102,3 +102,5 @@ export const coursesModule: AppModule = async (app, deps) => {
     schema: { tags: ['categories'], operationId: 'createCategory', summary: 'Create a category (canManageCourses); names are unique', body: createCategoryBody, response: { 201: envelope(categorySchema), 409: commonErrors[400], ...commonErrors } },
   }, async (req, reply) => reply.code(201).send(ok(await svc.createCategory(ctx(req), req.body))));
 };
+
+export const coursesModule: AppModule = { name: 'courses', routes };

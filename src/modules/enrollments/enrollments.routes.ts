@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AppModule } from '../types.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { commonErrors, envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { paginationFields } from '../../platform/http/pagination.js';
@@ -13,7 +13,7 @@ const courseParams = z.object({ id: z.string().min(1) });
 const studentParams = z.object({ id: z.string().min(1), studentId: z.string().min(1) });
 const namedEnrollment = enrollmentSchema.extend({ studentName: z.string().describe('from the CRM; "Student <id>" when unavailable') });
 
-export const enrollmentsModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
   const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req));
   const tags = ['enrollments'];
@@ -76,3 +76,5 @@ export const enrollmentsModule: AppModule = async (app, deps) => {
     },
   }, async (req) => ok(await svc.unenroll(ctx(req), req.params.id, req.params.studentId)));
 };
+
+export const enrollmentsModule: AppModule = { name: 'enrollments', routes };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AppModule } from '../types.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { commonErrors, envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { paginationFields } from '../../platform/http/pagination.js';
@@ -37,7 +37,7 @@ const myCourseRow = enrollmentSchema.extend({
   course: courseSchema.extend({ lessonCount: z.number().int() }),
 });
 
-export const learnModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
   const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req));
   const tags = ['learn'];
@@ -118,3 +118,5 @@ export const learnModule: AppModule = async (app, deps) => {
     },
   }, async (req) => ok(await svc.learnLesson(ctx(req), req.params.courseId, req.params.lessonId)));
 };
+
+export const learnModule: AppModule = { name: 'learn', routes };

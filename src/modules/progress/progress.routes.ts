@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AppModule } from '../types.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { commonErrors, envelope, ok } from '../../platform/http/envelope.js';
 import { serviceContext } from '../../platform/context.js';
@@ -44,7 +44,7 @@ const eventSchema = z.object({
   data: z.record(z.string(), z.unknown()).optional(),
 });
 
-export const progressModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
   const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req));
   const tags = ['progress'];
@@ -126,3 +126,5 @@ export const progressModule: AppModule = async (app, deps) => {
     },
   }, async (req) => ok(await svc.answerBlock(ctx(req), req.params.id, req.params.blockId, req.body.answer)));
 };
+
+export const progressModule: AppModule = { name: 'progress', routes };

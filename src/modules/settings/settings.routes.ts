@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { z } from 'zod';
-import type { AppModule } from '../types.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { commonErrors, envelope, ok } from '../../platform/http/envelope.js';
 import { serviceContext, type ServiceContext } from '../../platform/context.js';
@@ -44,7 +44,7 @@ async function patchSettings(ctx: ServiceContext, body: z.infer<typeof patchBody
   return readSettings(ctx);
 }
 
-export const settingsModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
   const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req));
   r.get('/api/settings', {
@@ -54,3 +54,5 @@ export const settingsModule: AppModule = async (app, deps) => {
     schema: { tags: ['settings'], operationId: 'updateSettings', summary: 'Change institution settings (ADMIN); only sent fields change', body: patchBody, response: { 200: envelope(settingsResponse), ...commonErrors } },
   }, async (req) => ok(await patchSettings(ctx(req), req.body)));
 };
+
+export const settingsModule: AppModule = { name: 'settings', routes };

@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import type { AppModule } from '../types.js';
+import { syncJobs } from './sync.jobs.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { commonErrors, envelope, ok } from '../../platform/http/envelope.js';
 import { serviceContext } from '../../platform/context.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
 import { syncCompletions } from './sync.service.js';
 
-export const syncModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   typed(app).post(
     '/api/sync/crm',
     {
@@ -29,3 +30,5 @@ export const syncModule: AppModule = async (app, deps) => {
     async (req) => ok(await syncCompletions(serviceContext(deps, actorOf(req)))),
   );
 };
+
+export const syncModule: AppModule = { name: 'sync', routes, jobs: syncJobs };
