@@ -332,14 +332,14 @@ describe('queue: leases', () => {
 
   it('with a real clock: a long job keeps its short lease alive, a dead worker\'s job is reclaimed', async () => {
     const real = (handlers: JobHandlersOf<Defs>) =>
-      new Worker<Defs>({ db: database.db, clock: systemClock, definitions: defs, handlers, log: quiet, leaseMs: 150 });
+      new Worker<Defs>({ db: database.db, clock: systemClock, definitions: defs, handlers, log: quiet, leaseMs: 400 });
     await enqueueJob(defs, database.db, systemClock, 'test.slow', { long: true });
     let aRuns = 0;
     let bRuns = 0;
-    const a = real({ 'test.slow': async () => void (aRuns++, await sleep(600)) });
+    const a = real({ 'test.slow': async () => void (aRuns++, await sleep(1_500)) });
     const b = real({ 'test.slow': async () => void bRuns++ });
     const aRun = a.runOnce();
-    const deadline = Date.now() + 550;
+    const deadline = Date.now() + 1_400; // more than three lease lengths
     while (Date.now() < deadline) {
       expect(await b.runOnce()).toBe(0);
       await sleep(30);
@@ -352,7 +352,7 @@ describe('queue: leases', () => {
     await enqueueJob(defs, database.db, systemClock, 'test.slow', { dies: true });
     expect(await real({ 'test.slow': async () => {} }).claim()).toHaveLength(1); // then dies: no heartbeat
     expect(await b.runOnce()).toBe(0);
-    await sleep(200);
+    await sleep(450);
     expect(await b.runOnce()).toBe(1);
     expect(bRuns).toBe(1);
     expect((await rows())[0]).toMatchObject({ status: 'done', attempts: 2, lockedBy: b.id });
