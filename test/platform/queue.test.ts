@@ -100,7 +100,7 @@ describe('queue: enqueue', () => {
     await expect(enqueue(database.db, clock, 'crm.pushCompletion', { completionId: 7 })).rejects.toBeInstanceOf(JobPayloadError);
     // @ts-expect-error unknown job name
     await expect(enqueue(database.db, clock, 'crm.unknown', {})).rejects.toBeInstanceOf(UnknownJobError);
-    const id = await enqueue(database.db, clock, 'crm.pushCompletion', { completionId: 'c1' }, { institutionId: 'inst_q' });
+    const id: string = await enqueue(database.db, clock, 'crm.pushCompletion', { completionId: 'c1' }, { institutionId: 'inst_q' });
     const [row] = await rows();
     expect(row).toMatchObject({ id, name: 'crm.pushCompletion', payload: { completionId: 'c1' }, maxAttempts: 10, status: 'queued' });
   });

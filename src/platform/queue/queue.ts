@@ -121,6 +121,20 @@ export function enqueue<N extends JobName>(
   clock: Clock,
   name: N,
   payload: PayloadInputOf<AppJobDefinitions, N>,
+  opts?: EnqueueOptions & { singletonKey?: undefined },
+): Promise<string>;
+export function enqueue<N extends JobName>(
+  tx: DbOrTx,
+  clock: Clock,
+  name: N,
+  payload: PayloadInputOf<AppJobDefinitions, N>,
+  opts: EnqueueOptions,
+): Promise<string | null>;
+export function enqueue<N extends JobName>(
+  tx: DbOrTx,
+  clock: Clock,
+  name: N,
+  payload: PayloadInputOf<AppJobDefinitions, N>,
   opts: EnqueueOptions = {},
 ): Promise<string | null> {
   return enqueueJob(jobDefinitions, tx, clock, name, payload, opts);
