@@ -78,7 +78,7 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
   await registerRateLimits(app, deps.config);
   await registerDocs(app, deps.config.SESSION_COOKIE_NAME);
 
-  for (const register of modules) await register(app, deps);
+  for (const mod of modules) if (mod.routes) await mod.routes(app, deps);
 
   return app;
 }

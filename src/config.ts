@@ -58,6 +58,9 @@ const envSchema = z.object({
   RATE_LIMIT_DISABLED: z.enum(['true', 'false']).default('false'),
   WORKER_POLL_MS: positiveInt.default(1000),
   WORKER_CONCURRENCY: positiveInt.default(4),
+  WORKER_LEASE_MS: positiveInt.min(3000).default(60_000),
+  JOB_RETENTION_DAYS: positiveInt.default(7),
+  JOB_DEAD_RETENTION_DAYS: positiveInt.default(30),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** A response that does not match its schema: `log` it and send it anyway, or fail the request (`strict`, for tests). */
   RESPONSE_VALIDATION: z.enum(['strict', 'log']).default('log'),

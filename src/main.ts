@@ -7,6 +7,8 @@ import { createDeps } from './platform/bootstrap.js';
 import { openDatabase } from './platform/db/client.js';
 import { mintToken, ROLES, type Role } from './platform/auth/tokens.js';
 import { createWorker } from './worker/worker.js';
+import { jobsCommand, JobsCliError } from './platform/queue/cli.js';
+import { systemClock } from './platform/clock.js';
 import { startCrmSim } from './dev/crm-sim/server.js';
 import { demoLogins } from './dev/demo.js';
 
@@ -17,6 +19,8 @@ const USAGE = `usage: lms <command>
   migrate    apply database migrations
   seed       seed the demo institution (development only)
   token      print a signed dev token: --role STUDENT --institution <id> --contact <id> [--sub <id>] [--permissions a,b]
+  jobs       list background jobs (dead by default): [--status dead|queued|running|done|all] [--name <job>] [--limit N]
+             jobs retry <id>: queue a dead job again
   crm-sim    run the CRM simulator alone`;
 
 function onShutdown(fn: () => Promise<void>) {
@@ -41,6 +45,21 @@ async function migrate(config: Config) {
   await database.migrate();
   await database.close();
   console.log(`[lms] migrations applied (${database.driver})`);
+}
+
+async function jobs(config: Config, args: string[]) {
+  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolSize: 1 });
+  try {
+    const { output, exitCode } = await jobsCommand(database.db, systemClock, args);
+    console.log(output);
+    process.exitCode = exitCode;
+  } catch (err) {
+    if (!(err instanceof JobsCliError)) throw err;
+    console.error(`[lms] ${err.message}`);
+    process.exitCode = 1;
+  } finally {
+    await database.close();
+  }
 }
 
 function warnOpenCron(config: Config) {
@@ -169,6 +188,8 @@ export async function main(argv = process.argv.slice(2)) {
       }
       case 'token':
         return await token(loadConfig(), rest);
+      case 'jobs':
+        return await jobs(loadConfig(), rest);
       case 'crm-sim': {
         const sim = await startCrmSim({ port: Number(process.env.CRM_SIM_PORT ?? 4010) });
         console.log(`CRM simulator on http://${sim.baseDomain} (key ${sim.apiKey})`);

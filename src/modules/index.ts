@@ -13,7 +13,10 @@ import { settingsModule } from './settings/settings.routes.js';
 import { syncModule } from './sync/sync.routes.js';
 import { devModule } from './dev/dev.routes.js';
 
-/** Every domain module, in registration order. */
+/**
+ * Every domain module, in registration order: the only list. The app registers each module's
+ * `routes` (app.ts); the worker runs each module's `jobs` (worker/worker.ts).
+ */
 export const modules: AppModule[] = [
   healthModule,
   authModule,

@@ -1,9 +1,9 @@
-import type { AppModule } from '../types.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, ok } from '../../platform/http/envelope.js';
 import { sessionSchema } from './auth.schemas.js';
 
-export const authModule: AppModule = async (app) => {
+const routes: ModuleRoutes = async (app) => {
   typed(app).get(
     '/api/auth/session',
     {
@@ -18,3 +18,5 @@ export const authModule: AppModule = async (app) => {
     async (req) => ok(req.session),
   );
 };
+
+export const authModule: AppModule = { name: 'auth', routes };

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { AppModule } from '../types.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { deletedSchema, envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
 import { AppError } from '../../platform/http/errors.js';
@@ -15,6 +15,7 @@ import {
   transcriptSchema,
 } from './captions.schemas.js';
 import * as captions from './captions.service.js';
+import { captionsJobs } from './captions.jobs.js';
 
 const tags = ['captions'];
 const TRANSCRIPT_CACHE_CONTROL = 'private, max-age=3600';
@@ -52,7 +53,7 @@ async function readCaptionForm(req: FastifyRequest): Promise<captions.CaptionFor
 }
 
 /** Spec 4.2: WebVTT caption tracks of lesson videos and their transcripts. */
-export const captionsModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
   const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req), req.log);
   const transcripts = new captions.TranscriptCache(deps.clock);
@@ -158,3 +159,5 @@ export const captionsModule: AppModule = async (app, deps) => {
     },
   );
 };
+
+export const captionsModule: AppModule = { name: 'captions', routes, jobs: captionsJobs };

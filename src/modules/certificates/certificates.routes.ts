@@ -1,4 +1,5 @@
-import type { AppModule } from '../types.js';
+import { certificatesJobs } from './certificates.jobs.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { serviceContext } from '../../platform/context.js';
@@ -6,7 +7,7 @@ import { actorOf } from '../../platform/auth/auth-plugin.js';
 import { myCertificates, verifyCertificate } from './certificates.service.js';
 import { certificateSchema, myCertificatesQuery, verificationSchema, verifyQuery } from './certificates.schemas.js';
 
-export const certificatesModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
   const tags = ['certificates'];
 
@@ -34,3 +35,5 @@ export const certificatesModule: AppModule = async (app, deps) => {
   }, async (req) =>
     ok(await verifyCertificate({ db: deps.database.db, crm: deps.crm, clock: deps.clock, storage: deps.storage }, req.query.code)));
 };
+
+export const certificatesModule: AppModule = { name: 'certificates', routes, jobs: certificatesJobs };

@@ -1,4 +1,4 @@
-import type { AppModule } from '../types.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { deletedSchema, envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { serviceContext } from '../../platform/context.js';
@@ -22,7 +22,7 @@ import {
   updateModuleBody,
 } from './courses.schemas.js';
 
-export const coursesModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
   const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
   const tags = ['courses'];
@@ -95,3 +95,5 @@ export const coursesModule: AppModule = async (app, deps) => {
     schema: { tags: ['categories'], operationId: 'createCategory', summary: 'Create a category (canManageCourses); names are unique', body: createCategoryBody, response: { 201: envelope(categorySchema) } },
   }, async (req, reply) => reply.code(201).send(ok(await svc.createCategory(ctx(req), req.body))));
 };
+
+export const coursesModule: AppModule = { name: 'courses', routes };

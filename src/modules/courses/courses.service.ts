@@ -409,9 +409,6 @@ export async function updateLesson(ctx: ServiceContext, lessonId: string, body: 
   return toLessonDto(updated);
 }
 
-/** Job that removes stored objects no row refers to any more (caption files of a deleted lesson). */
-export const DELETE_OBJECTS_JOB = 'storage.deleteObjects';
-
 /**
  * Deletes a lesson and, through the foreign keys, what hangs off it (progress, notes,
  * bookmarks, caption rows). The caption files in storage are removed by a job enqueued in
@@ -426,7 +423,7 @@ export async function deleteLesson(ctx: ServiceContext, lessonId: string) {
       .where(and(inTenant(tx, captionTracks), eq(captionTracks.lessonId, lesson.id)));
     await tx.db.delete(lessons).where(byId(tx, lessons, lesson.id));
     if (tracks.length > 0) {
-      await enqueue(tx.db, ctx.clock, DELETE_OBJECTS_JOB, { keys: tracks.map((t) => t.key) }, { institutionId: ctx.institutionId });
+      await enqueue(tx.db, ctx.clock, 'storage.deleteObjects', { keys: tracks.map((t) => t.key) }, { institutionId: ctx.institutionId });
     }
     await touchCourse(tx, lesson.courseId);
   });

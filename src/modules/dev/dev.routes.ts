@@ -1,4 +1,4 @@
-import type { AppModule } from '../types.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, ok } from '../../platform/http/envelope.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
@@ -8,7 +8,7 @@ import { seedInstitution } from '../../dev/seed.js';
 import { seedResultSchema } from './dev.schemas.js';
 
 /** Development seeding; refused in production whatever the caller. */
-export const devModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   typed(app).post('/api/dev/seed', {
     schema: {
       tags: ['dev'],
@@ -25,3 +25,5 @@ export const devModule: AppModule = async (app, deps) => {
     return ok(await seedInstitution(deps.database.db, deps.clock, actor.institutionId, actor.personId));
   });
 };
+
+export const devModule: AppModule = { name: 'dev', routes };

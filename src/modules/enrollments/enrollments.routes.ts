@@ -1,4 +1,4 @@
-import type { AppModule } from '../types.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { serviceContext } from '../../platform/context.js';
@@ -14,7 +14,7 @@ import {
 } from './enrollments.schemas.js';
 import * as svc from './enrollments.service.js';
 
-export const enrollmentsModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
   const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
   const tags = ['enrollments'];
@@ -70,3 +70,5 @@ export const enrollmentsModule: AppModule = async (app, deps) => {
     },
   }, async (req) => ok(await svc.unenroll(ctx(req), req.params.id, req.params.studentId)));
 };
+
+export const enrollmentsModule: AppModule = { name: 'enrollments', routes };

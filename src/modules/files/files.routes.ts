@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppModule } from '../types.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { AppError } from '../../platform/http/errors.js';
@@ -144,7 +144,7 @@ async function signedRoutes(scope: FastifyInstance, deps: Deps) {
 }
 
 /** Spec 4.9: presigned uploads, registered files, and the local-storage signed URLs. */
-export const filesModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
   const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req), req.log);
 
@@ -206,3 +206,5 @@ export const filesModule: AppModule = async (app, deps) => {
 
   await app.register(async (scope) => signedRoutes(scope, deps));
 };
+
+export const filesModule: AppModule = { name: 'files', routes };

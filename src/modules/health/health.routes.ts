@@ -1,10 +1,10 @@
-import type { AppModule } from '../types.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
 import { AppError } from '../../platform/http/errors.js';
 import { livenessSchema, readinessSchema } from './health.schemas.js';
 
 /** Liveness and readiness probes, public and outside /api. */
-export const healthModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   app.get(
     '/healthz',
     {
@@ -37,3 +37,5 @@ export const healthModule: AppModule = async (app, deps) => {
     },
   );
 };
+
+export const healthModule: AppModule = { name: 'health', routes };

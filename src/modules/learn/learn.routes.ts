@@ -1,4 +1,4 @@
-import type { AppModule } from '../types.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { serviceContext } from '../../platform/context.js';
@@ -17,7 +17,7 @@ import {
 import { lessonSchema } from '../courses/courses.schemas.js';
 import * as svc from './learn.service.js';
 
-export const learnModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
   const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
   const tags = ['learn'];
@@ -76,3 +76,5 @@ export const learnModule: AppModule = async (app, deps) => {
     schema: { tags, operationId: 'getLesson', summary: 'A lesson: whole for course managers; enrolled learners open it subject to drip locks and fee gating, with answer fields stripped from blocks', params: lessonParams, response: { 200: envelope(lessonSchema) } },
   }, async (req) => ok(await svc.getLessonForViewer(ctx(req), req.params.id)));
 };
+
+export const learnModule: AppModule = { name: 'learn', routes };

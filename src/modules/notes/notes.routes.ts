@@ -1,4 +1,4 @@
-import type { AppModule } from '../types.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { deletedSchema, envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { serviceContext } from '../../platform/context.js';
@@ -22,7 +22,7 @@ import * as notes from './notes.service.js';
 const tags = ['notes'];
 
 /** Spec 4.3: a student's private notes and bookmarks on lessons, and the "my" aggregates. */
-export const notesModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
   const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
 
@@ -179,3 +179,5 @@ export const notesModule: AppModule = async (app, deps) => {
     },
   );
 };
+
+export const notesModule: AppModule = { name: 'notes', routes };

@@ -1,4 +1,4 @@
-import type { AppModule } from '../types.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, ok } from '../../platform/http/envelope.js';
 import { serviceContext } from '../../platform/context.js';
@@ -20,7 +20,7 @@ import {
 } from './progress.schemas.js';
 import * as svc from './progress.service.js';
 
-export const progressModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
   const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
   const tags = ['progress'];
@@ -100,3 +100,5 @@ export const progressModule: AppModule = async (app, deps) => {
     },
   }, async (req) => ok(await svc.answerBlock(ctx(req), req.params.id, req.params.blockId, req.body.answer)));
 };
+
+export const progressModule: AppModule = { name: 'progress', routes };

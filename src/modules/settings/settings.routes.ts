@@ -1,4 +1,5 @@
-import type { AppModule } from '../types.js';
+import { eq } from 'drizzle-orm';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, ok } from '../../platform/http/envelope.js';
 import { serviceContext } from '../../platform/context.js';
@@ -6,7 +7,7 @@ import { actorOf } from '../../platform/auth/auth-plugin.js';
 import { settingsSchema as settingsResponse, settingsPatchBody as patchBody } from './settings.schemas.js';
 import { patchSettings, readSettings } from './settings.service.js';
 
-export const settingsModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
   const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
   r.get('/api/settings', {
@@ -16,3 +17,5 @@ export const settingsModule: AppModule = async (app, deps) => {
     schema: { tags: ['settings'], operationId: 'updateSettings', summary: 'Change institution settings (ADMIN); only sent fields change', body: patchBody, response: { 200: envelope(settingsResponse) } },
   }, async (req) => ok(await patchSettings(ctx(req), req.body)));
 };
+
+export const settingsModule: AppModule = { name: 'settings', routes };

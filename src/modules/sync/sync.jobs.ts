@@ -1,5 +1,13 @@
-import type { JobRegistration } from '../../worker/jobs.js';
-import { completionJobs } from './sync.service.js';
+import type { ModuleJobs } from '../types.js';
+import { sendCompletion } from './sync.service.js';
 
-export const syncJobs: JobRegistration = (deps) =>
-  completionJobs({ db: deps.database.db, crm: deps.crm, clock: deps.clock, log: deps.log });
+/** Worker jobs of the CRM sync: a failed push throws so the queue retries it with backoff. */
+export const syncJobs: ModuleJobs = (deps) => {
+  const sender = { db: deps.database.db, crm: deps.crm, clock: deps.clock, log: deps.log };
+  return {
+    'crm.pushCompletion': async ({ payload }) => {
+      const outcome = await sendCompletion(sender, payload.completionId);
+      if (outcome === 'failed') throw new Error('completion push failed; will retry');
+    },
+  };
+};

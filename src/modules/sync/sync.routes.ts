@@ -1,4 +1,5 @@
-import type { AppModule } from '../types.js';
+import { syncJobs } from './sync.jobs.js';
+import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, ok } from '../../platform/http/envelope.js';
 import { serviceContext } from '../../platform/context.js';
@@ -6,7 +7,7 @@ import { actorOf } from '../../platform/auth/auth-plugin.js';
 import { syncCompletions } from './sync.service.js';
 import { syncResultSchema } from './sync.schemas.js';
 
-export const syncModule: AppModule = async (app, deps) => {
+const routes: ModuleRoutes = async (app, deps) => {
   typed(app).post(
     '/api/sync/crm',
     {
@@ -22,3 +23,5 @@ export const syncModule: AppModule = async (app, deps) => {
     async (req) => ok(await syncCompletions(serviceContext(deps, actorOf(req), req.log))),
   );
 };
+
+export const syncModule: AppModule = { name: 'sync', routes, jobs: syncJobs };

@@ -9,9 +9,12 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
-import * as schema from './schema.js';
 
-export type Schema = typeof schema;
+/**
+ * The tables are not known here (platform imports no module): queries name their tables, and
+ * `openDatabase({ schema })` may pass the schema (src/modules/schema.ts) for relational queries.
+ */
+export type Schema = Record<string, never>;
 /** One type for both drivers: the pg-core query builder. */
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
@@ -35,9 +38,12 @@ export interface DatabaseOptions {
   statementTimeoutMs?: number;
   /** An already-open PGlite (tests clone a migrated one per file). */
   pglite?: PGlite;
+  /** Tables (and relations) for Drizzle's relational query API; not needed for the query builder. */
+  schema?: Record<string, unknown>;
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
+  const schema = opts.schema ?? {};
   if (opts.databaseUrl) {
     const pool = new pg.Pool({
       connectionString: opts.databaseUrl,

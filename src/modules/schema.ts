@@ -1,0 +1,13 @@
+/**
+ * Every table, in one schema for drizzle-kit (drizzle.config.ts) and for `openDatabase({ schema })`
+ * when relational queries are wanted. Lives outside platform/: platform imports no module.
+ */
+export * from '../platform/queue/queue.tables.js';
+export * from './institutions/institutions.tables.js';
+export * from './courses/courses.tables.js';
+export * from './enrollments/enrollments.tables.js';
+export * from './certificates/certificates.tables.js';
+export * from './sync/sync.tables.js';
+export * from './notes/notes.tables.js';
+export * from './captions/captions.tables.js';
+export * from './files/files.tables.js';

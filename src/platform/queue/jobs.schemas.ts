@@ -1,0 +1,69 @@
+import { z } from 'zod';
+
+/**
+ * The registry of job definitions: every job name, the zod schema of its payload, and how it
+ * runs. `enqueue` is type-checked against it and validates the payload before inserting; the
+ * worker parses the stored payload again and hands the handler the typed value.
+ *
+ * Payload schemas describe JSON (no transforms, no dates): a payload is stored as jsonb.
+ * Handlers live with their domain (`modules/<domain>/<domain>.jobs.ts`); only names and payload
+ * shapes live here, so platform code knows no domain.
+ */
+
+/** A recurring job: every `everyMs` (aligned to the epoch, so replicas agree), or a cron expression (UTC unless `tz`). */
+export type JobSchedule = { everyMs: number } | { cron: string; tz?: string };
+
+export interface JobDefinition<S extends z.ZodType = z.ZodType> {
+  payload: S;
+  /** A handler still running after this is failed (the attempt counts) and its signal aborted. Default 60 s. */
+  timeoutMs?: number;
+  /** Attempts before the job moves to dead (default 5); `enqueue` options may override. */
+  maxAttempts?: number;
+  /** Recurring job: the worker keeps exactly one pending occurrence, across every replica. */
+  schedule?: JobSchedule;
+}
+
+export type JobDefinitions = Record<string, JobDefinition>;
+
+/** Keeps the literal names and schema types of a definitions map. */
+export const defineJobs = <const D extends JobDefinitions>(definitions: D): D => definitions;
+
+export const DEFAULT_JOB_TIMEOUT_MS = 60_000;
+export const DEFAULT_MAX_ATTEMPTS = 5;
+
+/** The queue's own recurring job: purges finished jobs past their retention. */
+export const QUEUE_MAINTENANCE_JOB = 'queue.maintenance';
+
+export const jobDefinitions = defineJobs({
+  /** Push one recorded completion (crm_completions outbox row) to the CRM. */
+  'crm.pushCompletion': {
+    payload: z.object({ completionId: z.string().min(1) }),
+    maxAttempts: 10,
+    timeoutMs: 60_000,
+  },
+  /** Render and store a certificate's PDF. */
+  'certificates.renderPdf': {
+    payload: z.object({ certificateId: z.string().min(1) }),
+    timeoutMs: 120_000,
+  },
+  /** Remove stored objects no row refers to any more (the caption files of a deleted lesson). */
+  'storage.deleteObjects': {
+    payload: z.object({ keys: z.array(z.string().min(1)).min(1).max(10_000) }),
+    timeoutMs: 120_000,
+  },
+  [QUEUE_MAINTENANCE_JOB]: {
+    payload: z.object({}),
+    timeoutMs: 10 * 60_000,
+    maxAttempts: 3,
+    schedule: { cron: '17 * * * *' },
+  },
+});
+
+export type AppJobDefinitions = typeof jobDefinitions;
+export type JobName = keyof AppJobDefinitions & string;
+/** What `enqueue` accepts for job `N` of definitions `D`. */
+export type PayloadInputOf<D extends JobDefinitions, N extends keyof D> = z.input<D[N]['payload']>;
+/** What the handler of job `N` of definitions `D` receives. */
+export type PayloadOf<D extends JobDefinitions, N extends keyof D> = z.output<D[N]['payload']>;
+/** The payload the handler of the application's job `N` receives. */
+export type JobPayload<N extends JobName> = PayloadOf<AppJobDefinitions, N>;
