@@ -221,6 +221,11 @@ const BY_SEGMENT: Record<string, (f: Fixture) => string> = {
   'courses/{id}': (f) => f.courseId,
   'modules/{id}': (f) => f.moduleId,
   'lessons/{id}': (f) => f.lessonId,
+  'captions/{id}': (f) => f.captionId,
+  'notes/{id}': (f) => f.noteId,
+  'bookmarks/{id}': (f) => f.bookmarkId,
+  'enrollments/{id}': (f) => f.enrollmentId,
+  'files/{id}': (f) => f.fileId,
 };
 const BY_NAME: Record<string, (f: Fixture) => string> = {
   courseId: (f) => f.courseId,
@@ -264,6 +269,7 @@ export function fillPath(path: string, values: Record<string, string>): string {
 // ── bodies from JSON schema ────────────────────────────────────────────────────
 
 const ID_HINTS: Record<string, keyof Fixture> = {
+  institutionId: 'institutionId',
   courseId: 'courseId',
   moduleId: 'moduleId',
   lessonId: 'lessonId',

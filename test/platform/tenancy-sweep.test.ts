@@ -196,6 +196,32 @@ describe('cross-tenant sweep over every id-taking route', () => {
     expect(failures, failures.join('\n')).toEqual([]);
   });
 
+  it("query parameters naming A's records show B's users nothing of A", async () => {
+    const idQueryNames = new Set(['courseId', 'lessonId', 'moduleId', 'studentId', 'enrollmentId', 'fileId', 'captionId', 'noteId', 'bookmarkId']);
+    const failures: string[] = [];
+    let checked = 0;
+    for (const route of routes.filter((r) => r.method === 'GET' && r.query.some((q) => idQueryNames.has(q.name)))) {
+      const { values, unmapped } = resolvePathParams(route.path, fixture);
+      if (unmapped.length > 0) continue;
+      const query: Record<string, string> = {};
+      for (const q of route.query) {
+        if (idQueryNames.has(q.name)) query[q.name] = String(fixture[q.name as keyof Fixture]);
+        else if (q.required) query[q.name] = String(sampleFromSchema(q.schema, fixture, q.name));
+      }
+      const given = new Set(Object.values(query));
+      const aIds = [fixture.courseId, fixture.moduleId, fixture.lessonId, fixture.captionId, fixture.noteId, fixture.bookmarkId, fixture.enrollmentId, fixture.fileId, fixture.fileKey]
+        .filter((id) => !given.has(id));
+      for (const who of intruders) {
+        const res = await t.app.inject({ method: 'GET', url: fillPath(route.path, values), query, headers: { authorization: `Bearer ${who.token}` } });
+        checked++;
+        const leaked = [...fixture.secrets, ...aIds].filter((x) => res.body.includes(x));
+        if (res.statusCode >= 500 || leaked.length > 0) failures.push(`GET ${route.path}?${new URLSearchParams(query)} as ${who.label}: ${res.statusCode} leaked [${leaked.join(', ')}]`);
+      }
+    }
+    expect(failures, failures.join('\n')).toEqual([]);
+    expect(checked).toBeGreaterThan(0);
+  });
+
   it('the fixture is intact and visible to its owner (the sweep ran against live records)', async () => {
     const student = await t.token({ role: 'STUDENT', id: fixture.studentId });
     const notes = await t.request('GET', `/api/lessons/${fixture.lessonId}/notes`, { token: student });
