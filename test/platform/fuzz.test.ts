@@ -403,3 +403,34 @@ describe('the input guard (one place for every route)', () => {
     }
   });
 });
+
+describe('database refusals of input the guard missed', () => {
+  it('are 400 VALIDATION_ERROR, not 500; other database errors stay 500', async () => {
+    const app = await createTestApp({
+      extraRoutes: (a) => {
+        const dbError = (code: string) => Object.assign(new Error('Failed query: insert …'), { cause: Object.assign(new Error('db'), { code }) });
+        a.get('/api/test/db-nul', { config: { auth: 'public' } }, async () => {
+          throw dbError('22021'); // invalid byte sequence for encoding "UTF8": 0x00
+        });
+        a.get('/api/test/db-date', { config: { auth: 'public' } }, async () => {
+          throw dbError('22008'); // date/time field value out of range
+        });
+        a.get('/api/test/db-other', { config: { auth: 'public' } }, async () => {
+          throw dbError('23505');
+        });
+      },
+    });
+    try {
+      for (const url of ['/api/test/db-nul', '/api/test/db-date']) {
+        const res = await app.request('GET', url);
+        expect(res.status, res.raw).toBe(400);
+        expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      }
+      const other = await app.request('GET', '/api/test/db-other');
+      expect(other.status).toBe(500);
+      expect(other.body.error.code).toBe('INTERNAL_ERROR');
+    } finally {
+      await app.close();
+    }
+  });
+});
