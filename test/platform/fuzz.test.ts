@@ -262,11 +262,7 @@ function multipartCases(route: RouteInfo, url: string): Case[] {
     payload: Buffer.from(`--B\r\nContent-Type: text/plain\r\n\r\nx\r\n--B--\r\n`),
     headers: { 'content-type': 'multipart/form-data; boundary=B' },
   });
-  add('NUL in label', good([{ name: 'label', value: 'a\u0000b' }].slice(0, 0)).payload.length ? multipartBody([
-    { name: 'file', filename: 'track.vtt', data: VTT },
-    { name: 'language', value: 'en' },
-    { name: 'label', value: 'a\u0000b' },
-  ]) : base, true);
+  add('NUL in label', multipartBody([{ name: 'file', filename: 'track.vtt', data: VTT }, { name: 'language', value: 'en' }, { name: 'label', value: 'a\u0000b' }]), true);
   add('NUL in language', multipartBody([{ name: 'file', filename: 'track.vtt', data: VTT }, { name: 'language', value: 'e\u0000n' }, { name: 'label', value: 'L' }]), true);
   add('NUL in blockId', good([{ name: 'blockId', value: 'b\u0000' }]), true);
   add('NUL in file name', good([], 'a\u0000.vtt'));
