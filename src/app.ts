@@ -6,8 +6,9 @@ import multipart from '@fastify/multipart';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import './platform/http/types.js';
 import type { Deps } from './platform/context.js';
-import { registerErrorHandling } from './platform/http/errors-plugin.js';
+import { registerErrorHandling, sendFrameworkError } from './platform/http/errors-plugin.js';
 import { registerCommonErrorResponses } from './platform/http/error-responses.js';
+import { jsonDepthExceeds, MAX_JSON_DEPTH, registerInputGuard } from './platform/http/input-guard.js';
 import { zodResponseSerializer } from './platform/http/serializer.js';
 import { AppError } from './platform/http/errors.js';
 import { registerAuth } from './platform/auth/auth-plugin.js';
@@ -33,12 +34,15 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
     // /api/v1/<path> is the same route as /api/<path> (spec part 9).
     rewriteUrl: (req) => (req.url?.startsWith(V1_PREFIX) ? `/api/${req.url.slice(V1_PREFIX.length)}` : (req.url ?? '/')),
     routerOptions: { ignoreTrailingSlash: true },
+    // Bad percent-encoding and over-long path parameters, answered in the envelope.
+    frameworkErrors: sendFrameworkError,
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(zodResponseSerializer(deps.config.RESPONSE_VALIDATION, app.log) as never);
   registerErrorHandling(app);
   registerCommonErrorResponses(app);
+  registerInputGuard(app);
 
   // While closing, responses still in flight end their keep-alive connection; otherwise the
   // client's idle socket would hold close() open until the keep-alive timeout.
@@ -57,8 +61,12 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
     const raw = Buffer.isBuffer(body) ? body : Buffer.from(body);
     req.rawBody = raw;
     if (raw.length === 0) return done(null, undefined);
+    const text = raw.toString('utf8');
+    if (jsonDepthExceeds(text)) {
+      return done(new AppError('VALIDATION_ERROR', `JSON body nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    }
     try {
-      done(null, JSON.parse(raw.toString('utf8')));
+      done(null, JSON.parse(text));
     } catch {
       done(new AppError('VALIDATION_ERROR', 'Malformed JSON body'), undefined);
     }

@@ -3,6 +3,7 @@ import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { deletedSchema, envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
 import { AppError } from '../../platform/http/errors.js';
+import { assertCleanInput } from '../../platform/http/input-guard.js';
 import { serviceContext } from '../../platform/context.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
 import {
@@ -49,6 +50,7 @@ async function readCaptionForm(req: FastifyRequest): Promise<captions.CaptionFor
     }
     throw err;
   }
+  assertCleanInput(fields, 'body');
   return { file, fields };
 }
 

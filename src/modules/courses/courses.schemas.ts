@@ -6,16 +6,7 @@ const title = z.string().trim().min(1, 'required').max(200);
 const isoDateTime = z.string().datetime({ offset: true }).describe('ISO 8601 timestamp');
 const ts = z.string().describe('ISO 8601 timestamp');
 /** A link a client loads: http or https only (https only in production, checked by the service). */
-const webUrl = z
-  .string()
-  .max(2000)
-  .refine((u) => {
-    try {
-      return ['http:', 'https:'].includes(new URL(u).protocol);
-    } catch {
-      return false;
-    }
-  }, 'must be an http or https URL');
+const webUrl = z.url({ protocol: /^https?$/, message: 'must be an http or https URL' }).max(2000);
 
 export const courseSchema = z.object({
   id: z.string(),

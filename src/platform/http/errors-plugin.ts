@@ -32,8 +32,25 @@ export function sendError(reply: FastifyReply, status: number, code: string, mes
     .send({ data: null, error: details ? { code, message, details } : { code, message } });
 }
 
+/** Parse errors of a malformed multipart body (busboy throws plain errors). */
+const MULTIPART_PARSE_ERROR = /^(Multipart: Boundary not found|Boundary required|Unexpected end of multipart data|\w+ terminated early due to unexpected end of multipart data|Malformed part header)/;
+
+/**
+ * Database refusals of the caller's data that the input guard (input-guard.ts) should already
+ * have stopped: invalid byte sequence (NUL), untranslatable character, datetime out of range.
+ */
+const DB_INPUT_ERRORS = new Set(['22021', '22P05', '22008']);
+
 function toAppError(err: FastifyError | Error, req: FastifyRequest): AppError {
   if (err instanceof AppError) return err;
+  if (!(err as FastifyError).code && !(err as FastifyError).statusCode && MULTIPART_PARSE_ERROR.test(err.message)) {
+    return new AppError('VALIDATION_ERROR', `Malformed multipart body: ${err.message}`);
+  }
+  const pgCode = (err as { code?: unknown; cause?: { code?: unknown } }).cause?.code ?? (err as { code?: unknown }).code;
+  if (typeof pgCode === 'string' && DB_INPUT_ERRORS.has(pgCode)) {
+    req.log.warn({ err, reqId: req.id }, 'database refused input the guard let through');
+    return new AppError('VALIDATION_ERROR', 'The request contains a value the service cannot store');
+  }
   if (hasZodFastifySchemaValidationErrors(err)) {
     const fields = err.validation.map((v) => ({
       field: [err.validationContext, ...String(v.instancePath ?? '').split('/').filter(Boolean)]
@@ -55,6 +72,11 @@ function toAppError(err: FastifyError | Error, req: FastifyRequest): AppError {
   }
   req.log.error({ err, reqId: req.id }, 'unhandled error');
   return new AppError('INTERNAL_ERROR', `Internal error (request ${req.id})`);
+}
+
+/** Router errors (bad percent-encoding, path parameter too long): 400 in the envelope. */
+export function sendFrameworkError(err: FastifyError, _req: unknown, reply: FastifyReply) {
+  return sendError(reply, 400, 'VALIDATION_ERROR', err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long' : 'The URL is not valid');
 }
 
 /** Every error, ours or the framework's, leaves in the envelope; never with a stack. */

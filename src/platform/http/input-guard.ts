@@ -1,0 +1,115 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from './errors.js';
+
+/**
+ * Input rules that hold for every route, checked once at the boundary instead of in each schema
+ * (PostgreSQL refuses these values in text and jsonb, so without the guard they became 500s):
+ *
+ * - no string (value or object key) in the body, query, path or headers contains U+0000;
+ * - no string contains a lone UTF-16 surrogate (`"\ud800"` is valid JSON but not valid text);
+ * - a string shaped like an ISO 8601 date or timestamp is a real one, in years 0001 to 9999
+ *   (year 0000, month 13, February 30, `+275760-…`, offsets past ±23:59 are refused);
+ * - JSON bodies nest at most MAX_JSON_DEPTH arrays/objects deep (checked on the raw text,
+ *   before parsing, in `jsonDepthExceeds`).
+ *
+ * Violations are 400 VALIDATION_ERROR with the offending field in `details.fields`.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** True when the JSON text nests arrays/objects deeper than `max`; a linear scan, no parsing. */
+export function jsonDepthExceeds(text: string, max = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c /* \ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+const LONE_SURROGATE = /\p{Cs}/u;
+/** Looks like an ISO 8601 date or timestamp (possibly a broken one). */
+const DATE_SHAPED = /^([+-]?\d{4,6})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?\s*(Z|[+-](\d{2}):?(\d{2}))?)?$/i;
+
+const daysIn = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
+
+/** Why a date-shaped string is not a real date, or null when it is one (or is not date-shaped). */
+export function badDateReason(s: string): string | null {
+  if (s.length > 40) return null;
+  const m = DATE_SHAPED.exec(s);
+  if (!m) return null;
+  const [, y, mo, d, h, mi, sec, , oh, om] = m;
+  if (!/^\d{4}$/.test(y!)) return 'the year must have four digits';
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  if (year < 1 || year > 9999) return 'the year must be between 0001 and 9999';
+  if (month < 1 || month > 12) return 'the month must be 01 to 12';
+  if (day < 1 || day > daysIn(year, month)) return 'the day does not exist in that month';
+  if (h !== undefined && (Number(h) > 23 || Number(mi) > 59 || (sec !== undefined && Number(sec) > 59))) return 'the time is not valid';
+  if (oh !== undefined && (Number(oh) > 23 || Number(om) > 59)) return 'the UTC offset is not valid';
+  return null;
+}
+
+/** Why this string may not enter the service, or null. */
+export function badStringReason(s: string): string | null {
+  if (s.includes('\u0000')) return 'must not contain NUL (U+0000) characters';
+  if (LONE_SURROGATE.test(s)) return 'must not contain unpaired UTF-16 surrogates';
+  const date = badDateReason(s);
+  return date ? `is not a valid date: ${date}` : null;
+}
+
+/** The first offending string in `value` (keys included), as a dotted field path and reason. */
+export function findBadInput(value: unknown, path: string): { field: string; message: string } | null {
+  // Iterative, so even a value that escaped the depth check cannot overflow the stack.
+  const stack: Array<{ v: unknown; p: string }> = [{ v: value, p: path }];
+  while (stack.length > 0) {
+    const { v, p } = stack.pop()!;
+    if (typeof v === 'string') {
+      const why = badStringReason(v);
+      if (why) return { field: p, message: why };
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ v: v[i], p: `${p}.${i}` });
+    } else if (v !== null && typeof v === 'object' && !Buffer.isBuffer(v)) {
+      for (const [k, item] of Object.entries(v as Record<string, unknown>)) {
+        const keyWhy = k.includes('\u0000') || LONE_SURROGATE.test(k) ? 'field names must not contain NUL or unpaired surrogates' : null;
+        if (keyWhy) return { field: p, message: keyWhy };
+        stack.push({ v: item, p: `${p}.${k}` });
+      }
+    }
+  }
+  return null;
+}
+
+/** Throws 400 VALIDATION_ERROR when `value` holds a string the service refuses. */
+export function assertCleanInput(value: unknown, path: string): void {
+  const bad = findBadInput(value, path);
+  if (bad) throw new AppError('VALIDATION_ERROR', `Invalid ${bad.field}: ${bad.message}`, { fields: [bad] });
+}
+
+function checkRequest(req: FastifyRequest) {
+  assertCleanInput(req.params, 'params');
+  assertCleanInput(req.query, 'querystring');
+  assertCleanInput(req.body, 'body');
+  for (const [name, v] of Object.entries(req.headers)) {
+    for (const item of Array.isArray(v) ? v : [v]) {
+      if (typeof item === 'string' && item.includes('\u0000')) {
+        throw new AppError('VALIDATION_ERROR', `Invalid header ${name}`, { fields: [{ field: `headers.${name}`, message: 'must not contain NUL' }] });
+      }
+    }
+  }
+}
+
+/** Checks every request's params, query, parsed body and headers before schema validation. */
+export function registerInputGuard(app: FastifyInstance) {
+  app.addHook('preValidation', async (req) => checkRequest(req));
+}

@@ -1,0 +1,337 @@
+/**
+ * Helpers for the route sweeps (tenancy sweep, fuzz): walk the OpenAPI document the app serves,
+ * build a fixture of one institution through the API, fill path parameters from it, and
+ * generate a valid body from a route's JSON schema.
+ */
+import { expect } from 'vitest';
+import type { TestApp } from './app.js';
+import { DEMO_ADMIN_ID, DEMO_SIBLING_ID, DEMO_STUDENT_ID } from '../../src/dev/crm-sim/fixtures.js';
+
+export type JsonSchema = Record<string, any>;
+
+export interface RouteInfo {
+  method: string;
+  /** OpenAPI path, e.g. `/api/lessons/{id}/notes/{noteId}`. */
+  path: string;
+  operationId?: string;
+  pathParams: string[];
+  query: Array<{ name: string; schema: JsonSchema; required: boolean }>;
+  /** Content type → schema of the request body. */
+  body?: { contentType: string; schema: JsonSchema; required: boolean };
+  security: unknown;
+}
+
+/** Every documented route of the app, from GET /openapi.json. */
+export async function documentedRoutes(t: TestApp): Promise<RouteInfo[]> {
+  const res = await t.app.inject({ method: 'GET', url: '/openapi.json' });
+  expect(res.statusCode).toBe(200);
+  const doc = res.json() as { paths: Record<string, Record<string, any>> };
+  const routes: RouteInfo[] = [];
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
+      const params = (op.parameters ?? []) as Array<{ in: string; name: string; schema: JsonSchema; required?: boolean }>;
+      const content = op.requestBody?.content as Record<string, { schema: JsonSchema }> | undefined;
+      const [contentType, media] = content ? Object.entries(content)[0]! : [undefined, undefined];
+      routes.push({
+        method: method.toUpperCase(),
+        path,
+        operationId: op.operationId,
+        pathParams: [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!),
+        query: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, schema: p.schema ?? {}, required: Boolean(p.required) })),
+        body: contentType && media ? { contentType, schema: media.schema ?? {}, required: Boolean(op.requestBody?.required) } : undefined,
+        security: op.security,
+      });
+    }
+  }
+  return routes;
+}
+
+// ── fixture ────────────────────────────────────────────────────────────────────
+
+/** Ids of one institution's records, created through the API. */
+export interface Fixture {
+  institutionId: string;
+  courseId: string;
+  moduleId: string;
+  lessonId: string;
+  blockId: string;
+  captionId: string;
+  noteId: string;
+  bookmarkId: string;
+  /** The enrolled student who owns the note, the bookmark and the block answer. */
+  studentId: string;
+  /** A second student of the same institution, enrolled in the same course. */
+  otherStudentId: string;
+  enrollmentId: string;
+  fileId: string;
+  fileKey: string;
+  /** Strings planted in the owner's records; no response to another user may contain them. */
+  secrets: string[];
+}
+
+type Part = { name: string; value: string } | { name: string; filename: string; contentType?: string; data: string | Buffer };
+
+/** A multipart/form-data body built by hand, so tests control every byte. */
+export function multipartBody(parts: Part[], boundary = `----lmsSweep${Math.random().toString(16).slice(2)}`) {
+  const chunks: Buffer[] = [];
+  for (const p of parts) {
+    let head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"`;
+    if ('filename' in p) {
+      head += `; filename="${p.filename}"\r\nContent-Type: ${p.contentType ?? 'text/vtt'}\r\n\r\n`;
+      chunks.push(Buffer.from(head), Buffer.isBuffer(p.data) ? p.data : Buffer.from(p.data), Buffer.from('\r\n'));
+    } else {
+      chunks.push(Buffer.from(`${head}\r\n\r\n${p.value}\r\n`));
+    }
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
+}
+
+export const VTT = 'WEBVTT\n\n00:00.000 --> 00:02.500\nHello\n\n00:02.500 --> 00:05.000\nSecond line\n';
+
+/** A valid caption upload form (multipart) for the caption route. */
+export const captionForm = () =>
+  multipartBody([
+    { name: 'file', filename: 'track.vtt', data: VTT },
+    { name: 'language', value: 'en' },
+    { name: 'label', value: 'English' },
+  ]);
+
+const pathOf = (url: string) => {
+  const u = new URL(url);
+  return `${u.pathname}?${u.searchParams.toString()}`;
+};
+
+/**
+ * A published course with a module and a VIDEO lesson (an interactive block, a caption
+ * track), two ACTIVE enrollments, the first student's note, bookmark and block answer, and a
+ * registered file, all in the institution of `institutionId`, created through the API.
+ */
+export async function buildFixture(
+  t: TestApp,
+  opts: { institutionId?: string; adminId?: string; studentId?: string; otherStudentId?: string } = {},
+): Promise<Fixture> {
+  const institutionId = opts.institutionId ?? 'inst_demo';
+  const studentId = opts.studentId ?? DEMO_STUDENT_ID;
+  const otherStudentId = opts.otherStudentId ?? DEMO_SIBLING_ID;
+  const admin = await t.token({ role: 'ADMIN', id: opts.adminId ?? DEMO_ADMIN_ID, institutionId });
+  const student = await t.token({ role: 'STUDENT', id: studentId, institutionId });
+  const tag = `${institutionId}-${Math.random().toString(36).slice(2, 10)}`;
+  const secrets = [`secret-note-${tag}`, `secret-bookmark-${tag}`, `secret-answer-${tag}`];
+
+  const okData = async (res: { status: number; raw: string; body: any }, status: number) => {
+    expect(res.status, res.raw).toBe(status);
+    return res.body.data;
+  };
+  const course = await okData(await t.request('POST', '/api/courses', { token: admin, body: { title: `Sweep course ${tag}` } }), 201);
+  const mod = await okData(await t.request('POST', `/api/courses/${course.id}/modules`, { token: admin, body: { title: 'Module 1' } }), 201);
+  const blockId = 'blk_quiz_1';
+  const lesson = await okData(
+    await t.request('POST', `/api/courses/${course.id}/lessons`, {
+      token: admin,
+      body: {
+        title: 'Video lesson',
+        type: 'VIDEO',
+        moduleId: mod.id,
+        videoUrl: 'https://video.example/1.mp4',
+        durationSeconds: 600,
+        blocks: [{ id: blockId, type: 'quiz', question: 'Q?', correctAnswer: 'a' }],
+      },
+    }),
+    201,
+  );
+  await okData(await t.request('POST', `/api/courses/${course.id}/publish`, { token: admin, body: { status: 'PUBLISHED' } }), 200);
+  const form = captionForm();
+  const cap = await t.app.inject({
+    method: 'POST',
+    url: `/api/lessons/${lesson.id}/captions`,
+    headers: { ...form.headers, authorization: `Bearer ${admin}` },
+    payload: form.payload,
+  });
+  expect(cap.statusCode, cap.body).toBe(201);
+  const captionId = cap.json().data.id as string;
+
+  const bulk = await okData(
+    await t.request('POST', `/api/courses/${course.id}/enrollments`, { token: admin, body: { studentIds: [studentId, otherStudentId] } }),
+    200,
+  );
+  expect(bulk.enrolled).toHaveLength(2);
+  const enrollmentId = bulk.enrolled.find((e: { studentId: string }) => e.studentId === studentId).id as string;
+
+  const note = await okData(
+    await t.request('POST', `/api/lessons/${lesson.id}/notes`, { token: student, body: { content: secrets[0], timestampSeconds: 5 } }),
+    201,
+  );
+  const bookmark = await okData(
+    await t.request('POST', `/api/lessons/${lesson.id}/bookmarks`, { token: student, body: { timestampSeconds: 7, label: secrets[1] } }),
+    201,
+  );
+  await okData(
+    await t.request('POST', `/api/lessons/${lesson.id}/blocks/${blockId}/answer`, { token: student, body: { answer: secrets[2] } }),
+    200,
+  );
+
+  const bytes = 'hello file';
+  const presign = await okData(
+    await t.request('POST', '/api/upload', { token: admin, body: { fileName: 'a.txt', contentType: 'text/plain', size: bytes.length } }),
+    200,
+  );
+  const put = await t.app.inject({
+    method: 'PUT',
+    url: pathOf(presign.uploadUrl),
+    payload: bytes,
+    headers: { 'content-type': presign.headers['Content-Type'] },
+  });
+  expect(put.statusCode, put.body).toBe(201);
+  const file = await okData(
+    await t.request('POST', '/api/files', {
+      token: admin,
+      body: { key: presign.key, name: 'a.txt', contentType: 'text/plain', courseId: course.id, lessonId: lesson.id },
+    }),
+    201,
+  );
+
+  return {
+    institutionId,
+    courseId: course.id,
+    moduleId: mod.id,
+    lessonId: lesson.id,
+    blockId,
+    captionId,
+    noteId: note.id,
+    bookmarkId: bookmark.id,
+    studentId,
+    otherStudentId,
+    enrollmentId,
+    fileId: file.id,
+    fileKey: presign.key,
+    secrets,
+  };
+}
+
+// ── path parameters ────────────────────────────────────────────────────────────
+
+/**
+ * How a path parameter maps to a fixture id: first by `<segment before it>/{name}` (needed for
+ * the generic `{id}`), then by the parameter name alone. A route whose parameters do not all
+ * resolve is reported as unmapped by the sweep, so a new kind of id gets a mapping here.
+ */
+const BY_SEGMENT: Record<string, (f: Fixture) => string> = {
+  'courses/{id}': (f) => f.courseId,
+  'modules/{id}': (f) => f.moduleId,
+  'lessons/{id}': (f) => f.lessonId,
+  'captions/{id}': (f) => f.captionId,
+  'notes/{id}': (f) => f.noteId,
+  'bookmarks/{id}': (f) => f.bookmarkId,
+  'enrollments/{id}': (f) => f.enrollmentId,
+  'files/{id}': (f) => f.fileId,
+};
+const BY_NAME: Record<string, (f: Fixture) => string> = {
+  courseId: (f) => f.courseId,
+  moduleId: (f) => f.moduleId,
+  lessonId: (f) => f.lessonId,
+  blockId: (f) => f.blockId,
+  captionId: (f) => f.captionId,
+  noteId: (f) => f.noteId,
+  bookmarkId: (f) => f.bookmarkId,
+  studentId: (f) => f.studentId,
+  enrollmentId: (f) => f.enrollmentId,
+  fileId: (f) => f.fileId,
+  // signed storage URLs: <tenant>/<kind>/<object> of a stored object
+  tenant: (f) => f.fileKey.split('/')[0]!,
+  kind: (f) => f.fileKey.split('/')[1]!,
+  object: (f) => f.fileKey.split('/').slice(2).join('/'),
+};
+
+/** The fixture id for each path parameter of `path`, or the names that have no mapping. */
+export function resolvePathParams(path: string, fixture: Fixture): { values: Record<string, string>; unmapped: string[] } {
+  const segments = path.split('/').filter(Boolean);
+  const values: Record<string, string> = {};
+  const unmapped: string[] = [];
+  segments.forEach((seg, i) => {
+    const m = /^\{(\w+)\}$/.exec(seg);
+    if (!m) return;
+    const name = m[1]!;
+    const bySegment = BY_SEGMENT[`${segments[i - 1]}/${seg}`];
+    const byName = name === 'id' ? undefined : BY_NAME[name];
+    const fn = bySegment ?? byName;
+    if (fn) values[name] = fn(fixture);
+    else unmapped.push(`{${name}} after /${segments[i - 1]}`);
+  });
+  return { values, unmapped };
+}
+
+export function fillPath(path: string, values: Record<string, string>): string {
+  return path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(values[name] ?? `missing-${name}`));
+}
+
+// ── bodies from JSON schema ────────────────────────────────────────────────────
+
+const ID_HINTS: Record<string, keyof Fixture> = {
+  institutionId: 'institutionId',
+  courseId: 'courseId',
+  moduleId: 'moduleId',
+  lessonId: 'lessonId',
+  blockId: 'blockId',
+  captionId: 'captionId',
+  noteId: 'noteId',
+  bookmarkId: 'bookmarkId',
+  studentId: 'studentId',
+  enrollmentId: 'enrollmentId',
+  fileId: 'fileId',
+};
+
+/**
+ * A plausible valid value for `schema`: every property (required and optional, so refinements
+ * such as "give at least one field" pass), strings 'x' (or the fixture id when the name says
+ * so), integers at their minimum or 1, enums their first value, booleans true.
+ */
+export function sampleFromSchema(schema: JsonSchema, fixture?: Fixture, name = '', depth = 0): unknown {
+  if (!schema || depth > 8) return null;
+  if ('const' in schema) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  const alts = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
+  if (alts) {
+    const nonNull = alts.find((a) => a.type !== 'null') ?? alts[0]!;
+    return sampleFromSchema(nonNull, fixture, name, depth + 1);
+  }
+  if (Array.isArray(schema.allOf)) return Object.assign({}, ...schema.allOf.map((s: JsonSchema) => sampleFromSchema(s, fixture, name, depth + 1)));
+  const type = Array.isArray(schema.type) ? schema.type.find((x: string) => x !== 'null') : schema.type;
+  switch (type) {
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>)) {
+        out[k] = sampleFromSchema(v, fixture, k, depth + 1);
+      }
+      return out;
+    }
+    case 'array': {
+      const n = Math.max(1, schema.minItems ?? 1);
+      const singular = name.endsWith('s') ? name.slice(0, -1) : name;
+      return Array.from({ length: n }, () => sampleFromSchema(schema.items ?? {}, fixture, singular, depth + 1));
+    }
+    case 'integer':
+    case 'number': {
+      const min = schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : undefined);
+      const v = Math.max(1, min ?? 1);
+      return schema.maximum !== undefined ? Math.min(v, schema.maximum) : v;
+    }
+    case 'boolean':
+      return true;
+    case 'string': {
+      const hint = ID_HINTS[name];
+      if (hint && fixture) return fixture[hint];
+      if (schema.format === 'date-time') return '2026-03-02T10:00:00.000Z';
+      if (schema.format === 'date') return '2026-03-02';
+      if (schema.format === 'uri' || schema.format === 'url') return 'https://example.com/x';
+      if (schema.format === 'email') return 'x@example.com';
+      if (schema.format === 'uuid') return '00000000-0000-4000-8000-000000000000';
+      if (/^[A-Z]{2}:[A-Z]{2}$/.test(String(schema.pattern ?? ''))) return '10:00';
+      if (/time/i.test(name) && schema.pattern) return '10:00';
+      return 'x'.repeat(Math.max(1, schema.minLength ?? 1));
+    }
+    default:
+      return name ? 'x' : {};
+  }
+}
