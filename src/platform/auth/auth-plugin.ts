@@ -66,6 +66,7 @@ export function registerAuth(app: FastifyInstance, deps: Deps) {
         secret: deps.config.AUTH_SECRET,
         cookieName: deps.config.SESSION_COOKIE_NAME,
         now: deps.clock.now(),
+        maxAgeSeconds: deps.config.AUTH_MAX_TOKEN_AGE_SECONDS,
       });
     } catch (err) {
       if (err instanceof TokenError) {
