@@ -47,7 +47,7 @@ export const certificatesModule: AppModule = async (app, deps) => {
             courseTitle: z.string(),
             issuedAt: z.string(),
             expiresAt: z.string().nullable(),
-            holderName: z.string(),
+            holderName: z.string().nullable(),
           }),
         ),
         400: errorEnvelope,

@@ -9,6 +9,8 @@ import { seedInstitution } from '../../dev/seed.js';
 
 /** Development seeding; refused in production whatever the caller. */
 export const devModule: AppModule = async (app, deps) => {
+  // Not registered at all in production: /api/dev/* is an unknown route there.
+  if (deps.config.isProduction) return;
   typed(app).post('/api/dev/seed', {
     schema: {
       tags: ['dev'],

@@ -54,10 +54,29 @@ function toAppError(err: FastifyError | Error, req: FastifyRequest): AppError {
   return new AppError('INTERNAL_ERROR', `Internal error (request ${req.id})`);
 }
 
+const UPSTREAM_MESSAGES: Record<string, string> = { crm: 'The CRM is unavailable' };
+
+/**
+ * Upstream failures (the CRM's: details.upstream) carry the upstream host and path in their
+ * message: that stays in the log, the caller gets a generic message.
+ */
+function forClient(appErr: AppError, req: FastifyRequest): AppError {
+  const upstream = appErr.details?.upstream;
+  if (typeof upstream !== 'string') return appErr;
+  req.log.warn({ reqId: req.id, upstream, code: appErr.code, detail: appErr.message }, 'upstream failure');
+  const reason = appErr.details?.reason;
+  return new AppError(
+    appErr.code,
+    UPSTREAM_MESSAGES[upstream] ?? 'An upstream service is unavailable',
+    { upstream, ...(typeof reason === 'string' ? { reason } : {}) },
+    appErr.status,
+  );
+}
+
 /** Every error, ours or the framework's, leaves in the envelope; never with a stack. */
 export function registerErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((err, req, reply) => {
-    const appErr = toAppError(err as Error, req);
+    const appErr = forClient(toAppError(err as Error, req), req);
     if (appErr.status >= 500 && !(err instanceof AppError)) {
       // already logged in toAppError
     } else if (appErr.status >= 500) {

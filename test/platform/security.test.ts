@@ -1,0 +1,72 @@
+/**
+ * Security items at the HTTP boundary: no dev routes in production, no person ids on the
+ * public certificate page, no CRM host or path in error bodies.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { expectError, expectOk } from '../helpers/expect.js';
+import { createCourse, createLesson, enroll } from '../helpers/factories.js';
+import { certificates } from '../../src/modules/certificates/certificates.tables.js';
+import { eq } from 'drizzle-orm';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({
+    extraRoutes: (app) => {
+      app.get('/api/test/crm-fee', async () => ({ data: await t.deps.crm.getFeeStatus('demo', 'c_demo_stu_01'), error: null }));
+    },
+  });
+});
+afterAll(() => t.close());
+
+describe('dev module', () => {
+  it('is registered outside production', async () => {
+    const admin = await t.token({ role: 'ADMIN', id: 'u_demo_admin' });
+    expect((await t.request('POST', '/api/dev/seed', { token: admin })).status).not.toBe(404);
+  });
+
+  it('is not registered in production: POST /api/dev/seed is an unknown route', async () => {
+    const prod = await createTestApp({ env: { NODE_ENV: 'production', DATABASE_URL: 'postgres://unused@127.0.0.1/unused' } });
+    try {
+      const admin = await prod.token({ role: 'ADMIN', id: 'u_demo_admin' });
+      const res = await prod.request('POST', '/api/dev/seed', { token: admin });
+      expectError(res, 404, 'NOT_FOUND');
+      expect(res.body.error.message).toMatch(/Route POST \/api\/dev\/seed not found/);
+    } finally {
+      await prod.close();
+    }
+  });
+});
+
+describe('public certificate verification', () => {
+  it("never shows the holder's id when the CRM does not know the holder", async () => {
+    const ghost = 'c_ghost_student_404';
+    const course = await createCourse(t, { title: 'Ghost course', certificateEnabled: true });
+    const lesson = await createLesson(t, { courseId: course.id });
+    await enroll(t, { courseId: course.id, studentId: ghost });
+    const token = await t.token({ role: 'STUDENT', id: ghost });
+    const { certificateId } = expectOk(await t.request('POST', `/api/lessons/${lesson.id}/progress`, { token, body: { completed: true } }));
+    const [c] = await t.db.select().from(certificates).where(eq(certificates.id, certificateId));
+    const res = await t.request('GET', '/api/certificates/verify', { query: { code: c!.verificationCode } });
+    const data = expectOk(res);
+    expect(data.holderName).toBeNull();
+    expect(res.raw).not.toContain(ghost);
+  });
+});
+
+describe('CRM failures', () => {
+  it.each(['down', 'error500'] as const)('answer with a generic message, never the CRM host or path (CRM %s)', async (fault) => {
+    t.crmSim.setFault(fault, { pathPrefix: '/api/lms/' });
+    try {
+      const token = await t.token({ role: 'STUDENT', id: 'c_demo_stu_01' });
+      const res = await t.request('GET', '/api/test/crm-fee', { token });
+      expectError(res, 502, 'BAD_GATEWAY');
+      expect(res.body.error.message).toBe('The CRM is unavailable');
+      expect(res.raw).not.toContain(t.crmSim.baseDomain);
+      expect(res.raw).not.toContain('/api/lms');
+      expect(res.raw).not.toMatch(/crm\.localhost|127\.0\.0\.1/);
+    } finally {
+      t.crmSim.setFault(null);
+    }
+  });
+});
