@@ -8,6 +8,7 @@ import { expectError, expectOk } from '../helpers/expect.js';
 import { createCourse, createLesson, enroll } from '../helpers/factories.js';
 import { certificates } from '../../src/modules/certificates/certificates.tables.js';
 import { eq } from 'drizzle-orm';
+import { createHmac, hkdfSync } from 'node:crypto';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -67,6 +68,25 @@ describe('CRM failures', () => {
       expect(res.raw).not.toMatch(/crm\.localhost|127\.0\.0\.1/);
     } finally {
       t.crmSim.setFault(null);
+    }
+  });
+});
+
+describe('signed storage URLs', () => {
+  it('are keyed by an HKDF-derived purpose key, not by AUTH_SECRET itself', async () => {
+    const key = `${'inst_demo'}/files/${'0'.repeat(8)}-sigtest.txt`;
+    await t.deps.storage.put(key, Buffer.from('hello'), 'text/plain');
+    const url = new URL(await t.deps.storage.urlFor(key, 600));
+    const expires = url.searchParams.get('expires')!;
+    const fields = JSON.stringify(['GET', key, Number(expires)]);
+    const hkdfKey = Buffer.from(hkdfSync('sha256', t.config.AUTH_SECRET, Buffer.alloc(0), 'lms:storage-signed-url:v1', 32));
+    expect(url.searchParams.get('sig')).toBe(createHmac('sha256', hkdfKey).update(fields).digest('hex'));
+    const ok = await t.app.inject({ method: 'GET', url: `${url.pathname}${url.search}` });
+    expect(ok.statusCode).toBe(200);
+    // A signature made with the raw secret (or the old HMAC-derived key) is refused.
+    for (const k of [t.config.AUTH_SECRET, createHmac('sha256', t.config.AUTH_SECRET).update('lms:storage-signed-url:v1').digest('hex')]) {
+      url.searchParams.set('sig', createHmac('sha256', k).update(fields).digest('hex'));
+      expect((await t.app.inject({ method: 'GET', url: `${url.pathname}${url.search}` })).statusCode).toBe(403);
     }
   });
 });
