@@ -23,7 +23,9 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
   const app = Fastify({
     logger: opts.logger ?? { level: deps.config.LOG_LEVEL },
     bodyLimit: deps.config.BODY_LIMIT_BYTES,
-    trustProxy: true,
+    // Off unless TRUST_PROXY names the proxies (or a hop count): otherwise any client could
+    // choose its req.ip with X-Forwarded-For, and with it a fresh rate-limit budget.
+    trustProxy: deps.config.trustProxy as never, // a hop count is supported, though not in the types
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
