@@ -6,7 +6,7 @@ import multipart from '@fastify/multipart';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import './platform/http/types.js';
 import type { Deps } from './platform/context.js';
-import { registerErrorHandling } from './platform/http/errors-plugin.js';
+import { clientErrorHandler, registerErrorHandling } from './platform/http/errors-plugin.js';
 import { lenientZodSerializer } from './platform/http/serializer.js';
 import { AppError } from './platform/http/errors.js';
 import { registerAuth } from './platform/auth/auth-plugin.js';
@@ -23,6 +23,16 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
   const app = Fastify({
     logger: opts.logger ?? { level: deps.config.LOG_LEVEL },
     bodyLimit: deps.config.BODY_LIMIT_BYTES,
+    // Slow clients: the whole request within REQUEST_TIMEOUT_MS, its headers within
+    // HEADERS_TIMEOUT_MS, and no socket idle longer than CONNECTION_TIMEOUT_MS.
+    requestTimeout: deps.config.REQUEST_TIMEOUT_MS,
+    connectionTimeout: deps.config.CONNECTION_TIMEOUT_MS,
+    http: {
+      headersTimeout: deps.config.HEADERS_TIMEOUT_MS,
+      // Node checks those timeouts on this interval (30 s by default, too coarse for them).
+      connectionsCheckingInterval: Math.min(1000, deps.config.HEADERS_TIMEOUT_MS),
+    },
+    clientErrorHandler,
     // Off unless TRUST_PROXY names the proxies (or a hop count): otherwise any client could
     // choose its req.ip with X-Forwarded-For, and with it a fresh rate-limit budget.
     trustProxy: deps.config.trustProxy as never, // a hop count is supported, though not in the types

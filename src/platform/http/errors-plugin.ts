@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type ErrorCode } from './errors.js';
@@ -87,4 +88,26 @@ export function registerErrorHandling(app: FastifyInstance) {
   app.setNotFoundHandler((req, reply) =>
     sendError(reply, 404, 'NOT_FOUND', `Route ${req.method} ${req.url.split('?')[0]} not found`),
   );
+}
+
+/**
+ * Errors the HTTP server meets before Fastify sees a request (a body or headers not received
+ * within REQUEST_TIMEOUT_MS / HEADERS_TIMEOUT_MS, oversized headers, unparsable HTTP): answered
+ * in the envelope where the socket can still take it, then closed.
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Socket) {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, message] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'REQUEST_TIMEOUT', 'The request was not received in time']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'REQUEST_HEADER_FIELDS_TOO_LARGE', 'Request headers too large']
+        : [400, 'VALIDATION_ERROR', 'Malformed HTTP request'];
+  const body = JSON.stringify({ data: null, error: { code, message } });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${code.replace(/_/g, ' ')}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }
