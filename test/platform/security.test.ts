@@ -90,3 +90,25 @@ describe('signed storage URLs', () => {
     }
   });
 });
+
+describe('wrong method on a known path', () => {
+  it('is 405 METHOD_NOT_ALLOWED with an Allow header; an unknown path stays 404', async () => {
+    const token = await t.token({ role: 'STUDENT', id: 'c_demo_stu_01' });
+    for (const url of ['/api/certificates/verify', '/api/v1/certificates/verify']) {
+      const res = await t.request('DELETE', url, { token });
+      expectError(res, 405, 'METHOD_NOT_ALLOWED');
+      expect(res.headers.allow).toBe('GET, HEAD');
+    }
+    const seed = await t.request('GET', '/api/dev/seed', { token });
+    expectError(seed, 405, 'METHOD_NOT_ALLOWED');
+    expect(seed.headers.allow).toBe('POST');
+    // Parametric paths too.
+    const lesson = await t.request('PUT', '/api/lessons/some-lesson/progress', { token, body: {} });
+    expectError(lesson, 405, 'METHOD_NOT_ALLOWED');
+    expect(lesson.headers.allow).toContain('POST');
+    expectError(await t.request('GET', '/api/no/such/path', { token }), 404, 'NOT_FOUND');
+    expectError(await t.request('DELETE', '/api/v1/no-such-thing', { token }), 404, 'NOT_FOUND');
+    // HEAD of a GET route is served.
+    expect((await t.app.inject({ method: 'HEAD', url: '/healthz' })).statusCode).toBe(200);
+  });
+});

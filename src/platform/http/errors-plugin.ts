@@ -85,9 +85,59 @@ export function registerErrorHandling(app: FastifyInstance) {
     }
     return sendError(reply, appErr.status, appErr.code, appErr.message, appErr.details);
   });
-  app.setNotFoundHandler((req, reply) =>
-    sendError(reply, 404, 'NOT_FOUND', `Route ${req.method} ${req.url.split('?')[0]} not found`),
-  );
+  const allowedMethods = knownMethodsByPath(app);
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0] ?? '/';
+    // A known path asked with a method it does not take: 405 with the methods it does take.
+    const allow = allowedMethods(path);
+    if (allow.length > 0 && !allow.includes(req.method)) {
+      reply.header('allow', allow.join(', '));
+      return sendError(reply, 405, 'METHOD_NOT_ALLOWED', `Method ${req.method} is not allowed on ${path}`, { allow });
+    }
+    return sendError(reply, 404, 'NOT_FOUND', `Route ${req.method} ${path} not found`);
+  });
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** A route pattern (`/api/courses/:id`, `/x/:opt?`, `/files/*`) as a regular expression. */
+function patternToRegExp(url: string): RegExp {
+  const segments = url.replace(/\/+$/, '').split('/').slice(1);
+  let source = '';
+  for (const segment of segments) {
+    if (segment === '*') source += '(?:/.*)?';
+    else if (/^:[^/]+\?$/.test(segment)) source += '(?:/[^/]+)?';
+    else if (segment.startsWith(':')) source += '/[^/]+';
+    else source += `/${segment.split(/:[A-Za-z_]\w*/).map(escapeRegExp).join('[^/]+')}`;
+  }
+  return new RegExp(`^${source}/?$`);
+}
+
+/**
+ * Collects every route's pattern and methods as routes are added (so register this before
+ * the routes), and answers which methods a concrete path takes. Catch-all patterns (the CORS
+ * preflight's `*`) say nothing about a path and are left out.
+ */
+function knownMethodsByPath(app: FastifyInstance): (path: string) => string[] {
+  const routes = new Map<string, { re: RegExp; methods: Set<string> }>();
+  app.addHook('onRoute', (route) => {
+    const url = route.url ?? route.path;
+    if (!url || url === '*' || url === '/*') return;
+    let entry = routes.get(url);
+    if (!entry) {
+      entry = { re: patternToRegExp(url), methods: new Set() };
+      routes.set(url, entry);
+    }
+    for (const m of Array.isArray(route.method) ? route.method : [route.method]) {
+      entry.methods.add(m);
+      if (m === 'GET') entry.methods.add('HEAD');
+    }
+  });
+  return (path) => {
+    const found = new Set<string>();
+    for (const { re, methods } of routes.values()) if (re.test(path)) for (const m of methods) found.add(m);
+    return [...found].sort();
+  };
 }
 
 /**
