@@ -8,6 +8,7 @@ import './platform/http/types.js';
 import type { Deps } from './platform/context.js';
 import { clientErrorHandler, registerErrorHandling } from './platform/http/errors-plugin.js';
 import { lenientZodSerializer } from './platform/http/serializer.js';
+import { loggerOptions } from './platform/http/logging.js';
 import { AppError } from './platform/http/errors.js';
 import { registerAuth } from './platform/auth/auth-plugin.js';
 import { registerRateLimits } from './platform/http/rate-limit.js';
@@ -21,7 +22,11 @@ const V1_PREFIX = '/api/v1/';
 /** Builds the Fastify app from platform plugins and domain modules. Does not listen. */
 export async function buildApp(deps: Deps, opts: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: opts.logger ?? { level: deps.config.LOG_LEVEL },
+    logger:
+      opts.logger === false
+        ? false
+        : // pino options; cast as its serializer types want pino's exact error shape
+          (loggerOptions(deps.config.LOG_LEVEL, typeof opts.logger === 'object' ? (opts.logger as Record<string, unknown>) : {}) as never),
     bodyLimit: deps.config.BODY_LIMIT_BYTES,
     // Slow clients: the whole request within REQUEST_TIMEOUT_MS, its headers within
     // HEADERS_TIMEOUT_MS, and no socket idle longer than CONNECTION_TIMEOUT_MS.
