@@ -14,6 +14,7 @@ let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp({
     extraRoutes: (app) => {
+      app.post('/api/test/tenant-echo', async () => ({ data: { ok: true }, error: null }));
       app.get('/api/test/crm-fee', async () => ({ data: await t.deps.crm.getFeeStatus('demo', 'c_demo_stu_01'), error: null }));
     },
   });
@@ -110,5 +111,38 @@ describe('wrong method on a known path', () => {
     expectError(await t.request('DELETE', '/api/v1/no-such-thing', { token }), 404, 'NOT_FOUND');
     // HEAD of a GET route is served.
     expect((await t.app.inject({ method: 'HEAD', url: '/healthz' })).statusCode).toBe(200);
+  });
+});
+
+describe('TENANT_MISMATCH everywhere an institutionId can be supplied', () => {
+  it('in nested JSON bodies at any depth, in arrays, and in the query string', async () => {
+    const token = await t.token({ role: 'TEACHER', id: 'u_demo_teacher' });
+    const post = (body: unknown, query?: Record<string, string>) => t.request('POST', '/api/test/tenant-echo', { token, body, query });
+    expectError(await post({ course: { meta: { institutionId: 'inst_north' } } }), 403, 'TENANT_MISMATCH');
+    expectError(await post({ items: [{ a: 1 }, { deeper: [{ institutionId: 'inst_north' }] }] }), 403, 'TENANT_MISMATCH');
+    expectError(await post([{ institutionId: 'inst_north' }]), 403, 'TENANT_MISMATCH');
+    expectError(await post({}, { institutionId: 'inst_north' }), 403, 'TENANT_MISMATCH');
+    expectOk(await post({ course: { meta: { institutionId: 'inst_demo' } } }, { institutionId: 'inst_demo' }));
+  });
+
+  it('in multipart form fields', async () => {
+    const teacher = await t.token({ role: 'TEACHER', id: 'u_demo_teacher' });
+    const course = await createCourse(t, { title: 'Captions tenancy' });
+    const lesson = await createLesson(t, { courseId: course.id, type: 'VIDEO' });
+    const boundary = '----lmsTenantBoundary';
+    const body = Buffer.from(
+      [
+        `--${boundary}\r\nContent-Disposition: form-data; name="institutionId"\r\n\r\ninst_north\r\n`,
+        `--${boundary}\r\nContent-Disposition: form-data; name="language"\r\n\r\nen\r\n`,
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="c.vtt"\r\nContent-Type: text/vtt\r\n\r\nWEBVTT\n\n00:00.000 --> 00:01.000\nHi\n\r\n`,
+        `--${boundary}--\r\n`,
+      ].join(''),
+    );
+    const res = await t.request('POST', `/api/lessons/${lesson.id}/captions`, {
+      token: teacher,
+      body,
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+    });
+    expectError(res, 403, 'TENANT_MISMATCH');
   });
 });

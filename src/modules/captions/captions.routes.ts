@@ -4,7 +4,7 @@ import { typed } from '../types.js';
 import { commonErrors, envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
 import { AppError } from '../../platform/http/errors.js';
 import { serviceContext } from '../../platform/context.js';
-import { actorOf } from '../../platform/auth/auth-plugin.js';
+import { actorOf, assertSessionTenant } from '../../platform/auth/auth-plugin.js';
 import {
   SUPPORTED_CAPTION_LANGUAGES,
   captionParams,
@@ -49,6 +49,7 @@ async function readCaptionForm(req: FastifyRequest): Promise<captions.CaptionFor
     }
     throw err;
   }
+  assertSessionTenant(req, fields);
   return { file, fields };
 }
 

@@ -61,18 +61,47 @@ export function authModeOf(req: FastifyRequest): AuthMode {
 
 const INSTITUTION_ID_KEY = 'institutionId';
 
-function suppliedInstitutionIds(req: FastifyRequest): string[] {
+/**
+ * Every `institutionId` value anywhere in `value`: at any depth of objects and arrays (a
+ * repeated query parameter arrives as an array: every value counts). Iterative, so a deeply
+ * nested body cannot overflow the stack.
+ */
+export function institutionIdsIn(value: unknown): string[] {
   const found: string[] = [];
-  for (const source of [req.query, req.body, req.params]) {
-    if (source && typeof source === 'object' && !Array.isArray(source) && !Buffer.isBuffer(source)) {
-      const v = (source as Record<string, unknown>)[INSTITUTION_ID_KEY];
-      // A repeated query parameter arrives as an array: every value must match.
-      for (const item of Array.isArray(v) ? v : [v]) {
-        if (typeof item === 'string' || typeof item === 'number') found.push(String(item));
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (!node || typeof node !== 'object' || Buffer.isBuffer(node)) continue;
+    if (Array.isArray(node)) {
+      for (const item of node) stack.push(item);
+      continue;
+    }
+    for (const [key, v] of Object.entries(node as Record<string, unknown>)) {
+      if (key === INSTITUTION_ID_KEY) {
+        for (const item of Array.isArray(v) ? v : [v]) {
+          if (typeof item === 'string' || typeof item === 'number') found.push(String(item));
+          else stack.push(item);
+        }
+      } else {
+        stack.push(v);
       }
     }
   }
   return found;
+}
+
+/**
+ * The one tenant check of supplied data: any `institutionId` in `value` (query, JSON body at
+ * any depth, path, multipart fields) must be the session's, else 403 TENANT_MISMATCH.
+ */
+export function assertSessionTenant(req: FastifyRequest, value: unknown) {
+  const session = req.session;
+  if (!session) return;
+  for (const id of institutionIdsIn(value)) {
+    if (id !== session.institutionId) {
+      throw new AppError('TENANT_MISMATCH', 'institutionId does not match your session');
+    }
+  }
 }
 
 /**
@@ -151,14 +180,9 @@ export function registerAuth(app: FastifyInstance, deps: Deps) {
 
   // Before validation, so schemas that strip unknown keys cannot hide a supplied institutionId:
   // an institutionId in query, body or path must be the session's.
+  // Multipart fields are read by the route (they stream): it calls assertSessionTenant on them.
   app.addHook('preValidation', async (req) => {
-    const session = req.session;
-    if (!session) return;
-    for (const id of suppliedInstitutionIds(req)) {
-      if (id !== session.institutionId) {
-        throw new AppError('TENANT_MISMATCH', 'institutionId does not match your session');
-      }
-    }
+    assertSessionTenant(req, [req.query, req.body, req.params]);
   });
 }
 
