@@ -65,7 +65,8 @@ export interface TestAppOptions {
 
 /**
  * A real app on a fresh migrated database, with a CRM simulator over real HTTP, a manual clock,
- * and local storage in a temp directory. Rate limits are raised unless `env` sets them.
+ * and local storage in a temp directory. Rate limits and the token lifetime cap are raised
+ * unless `env` sets them.
  */
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const crmSim = await startCrmSim({ port: 0 });
@@ -82,6 +83,8 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     PUBLIC_BASE_URL: 'http://lms.test',
     RATE_LIMIT_READ: '100000',
     RATE_LIMIT_WRITE: '100000',
+    // Tests mint long-lived tokens and move the clock by years; the lifetime cap has its own test.
+    AUTH_MAX_TOKEN_AGE_SECONDS: String(20 * 365 * 86_400),
     ...opts.env,
   });
   const clock = opts.clock ?? new ManualClock('2026-03-02T09:00:00.000Z');
