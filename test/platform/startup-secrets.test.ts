@@ -64,3 +64,44 @@ describe('start-up secrets', () => {
     expect(r.output).not.toMatch(/AUTH_SECRET/);
   }, 90_000);
 });
+
+describe('lms start', () => {
+  it('runs without AUTH_SECRET on the development secret, and says so', async () => {
+    const child = spawn(process.execPath, ['bin/lms.js', 'start'], {
+      env: {
+        ...process.env,
+        NODE_ENV: '',
+        AUTH_SECRET: '',
+        CRM_API_KEY: '',
+        CRM_BASE_DOMAIN: '',
+        CRM_URL: '',
+        DATABASE_URL: '',
+        REDIS_URL: '',
+        DATA_DIR: dataDir,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        LOG_LEVEL: 'silent',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const onData = (d: Buffer) => {
+          output += d;
+          if (/LMS service running at/.test(output)) resolve();
+        };
+        child.stdout!.on('data', onData);
+        child.stderr!.on('data', onData);
+        child.once('exit', (code) => reject(new Error(`lms start exited (${code}):\n${output}`)));
+      });
+      expect(output).toMatch(/AUTH_SECRET is not set: using the public development secret/);
+    } finally {
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      await exited;
+      clearTimeout(timer);
+    }
+  }, 240_000);
+});

@@ -7,7 +7,7 @@ import { requireAdmin } from '../../platform/auth/permissions.js';
 import { AppError } from '../../platform/http/errors.js';
 import { seedInstitution } from '../../dev/seed.js';
 
-/** Development seeding; refused in production whatever the caller. */
+/** Development seeding; not registered at all in production. */
 export const devModule: AppModule = async (app, deps) => {
   // Not registered at all in production: /api/dev/* is an unknown route there.
   if (deps.config.isProduction) return;
@@ -15,7 +15,7 @@ export const devModule: AppModule = async (app, deps) => {
     schema: {
       tags: ['dev'],
       operationId: 'devSeed',
-      summary: "Seed demo courses, lessons, enrollments and progress into the caller's institution (ADMIN; 403 in production; idempotent)",
+      summary: "Seed demo courses, lessons, enrollments and progress into the caller's institution (ADMIN; not registered in production; idempotent)",
       response: {
         200: envelope(z.object({ institutionId: z.string(), courses: z.number().int(), lessons: z.number().int(), enrollments: z.number().int(), created: z.boolean() })),
         ...commonErrors,
