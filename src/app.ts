@@ -6,10 +6,11 @@ import multipart from '@fastify/multipart';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import './platform/http/types.js';
 import type { Deps } from './platform/context.js';
-import { registerErrorHandling, sendFrameworkError } from './platform/http/errors-plugin.js';
+import { clientErrorHandler, registerErrorHandling, sendFrameworkError } from './platform/http/errors-plugin.js';
 import { registerCommonErrorResponses } from './platform/http/error-responses.js';
 import { jsonDepthExceeds, MAX_JSON_DEPTH, registerInputGuard } from './platform/http/input-guard.js';
 import { zodResponseSerializer } from './platform/http/serializer.js';
+import { loggerOptions } from './platform/http/logging.js';
 import { AppError } from './platform/http/errors.js';
 import { registerAuth } from './platform/auth/auth-plugin.js';
 import { registerRateLimits } from './platform/http/rate-limit.js';
@@ -23,9 +24,25 @@ const V1_PREFIX = '/api/v1/';
 /** Builds the Fastify app from platform plugins and domain modules. Does not listen. */
 export async function buildApp(deps: Deps, opts: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: opts.logger ?? { level: deps.config.LOG_LEVEL },
+    logger:
+      opts.logger === false
+        ? false
+        : // pino options; cast as its serializer types want pino's exact error shape
+          (loggerOptions(deps.config.LOG_LEVEL, typeof opts.logger === 'object' ? (opts.logger as Record<string, unknown>) : {}) as never),
     bodyLimit: deps.config.BODY_LIMIT_BYTES,
-    trustProxy: true,
+    // Slow clients: the whole request within REQUEST_TIMEOUT_MS, its headers within
+    // HEADERS_TIMEOUT_MS, and no socket idle longer than CONNECTION_TIMEOUT_MS.
+    requestTimeout: deps.config.REQUEST_TIMEOUT_MS,
+    connectionTimeout: deps.config.CONNECTION_TIMEOUT_MS,
+    http: {
+      headersTimeout: deps.config.HEADERS_TIMEOUT_MS,
+      // Node checks those timeouts on this interval (30 s by default, too coarse for them).
+      connectionsCheckingInterval: Math.min(1000, deps.config.HEADERS_TIMEOUT_MS),
+    },
+    clientErrorHandler,
+    // Off unless TRUST_PROXY names the proxies (or a hop count): otherwise any client could
+    // choose its req.ip with X-Forwarded-For, and with it a fresh rate-limit budget.
+    trustProxy: deps.config.trustProxy as never, // a hop count is supported, though not in the types
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -65,17 +66,48 @@ const envSchema = z.object({
   /** A response that does not match its schema: `log` it and send it anyway, or fail the request (`strict`, for tests). */
   RESPONSE_VALIDATION: z.enum(['strict', 'log']).default('log'),
   BODY_LIMIT_BYTES: positiveInt.default(1_048_576),
+  AUTH_MAX_TOKEN_AGE_SECONDS: positiveInt.default(30 * 24 * 3600),
+  TRUST_PROXY: z
+    .string()
+    .refine((v) => /^(false|\d+)$/.test(v.trim()) || v.split(',').every((p) => isProxyAddress(p.trim())), {
+      message: 'must be false, a hop count or a comma-separated list of proxy addresses/CIDRs',
+    })
+    .optional(),
+  REQUEST_TIMEOUT_MS: positiveInt.default(30_000),
+  HEADERS_TIMEOUT_MS: positiveInt.default(10_000),
+  CONNECTION_TIMEOUT_MS: positiveInt.default(120_000),
 });
 
 export type Env = z.infer<typeof envSchema>;
+
+/** An IP address or CIDR block, as TRUST_PROXY lists them (proxy-addr also knows a few names). */
+function isProxyAddress(value: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(value)) return true;
+  const [address, bits, ...rest] = value.split('/');
+  if (rest.length > 0 || !address || isIP(address) === 0) return false;
+  if (bits === undefined) return true;
+  const max = isIP(address) === 4 ? 32 : 128;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= max;
+}
+
+/** TRUST_PROXY as Fastify's `trustProxy` takes it: false, a hop count, or addresses/CIDRs. */
+function trustProxyFrom(value: string | undefined): false | number | string[] {
+  const v = value?.trim();
+  if (!v || v === 'false') return false;
+  if (/^\d+$/.test(v)) return Number(v) === 0 ? false : Number(v);
+  return v.split(',').map((p) => p.trim()).filter(Boolean);
+}
 
 export interface CrmAddressing {
   protocol: 'http' | 'https';
   baseDomain: string;
 }
 
-export interface Config extends Omit<Env, 'AUTH_SECRET' | 'CRM_API_KEY'> {
+export interface Config extends Omit<Env, 'AUTH_SECRET' | 'CRM_API_KEY' | 'TRUST_PROXY'> {
   AUTH_SECRET: string;
+  /** True when AUTH_SECRET is the public development secret (only `lms start` allows it). */
+  usingDevSecret: boolean;
+  trustProxy: false | number | string[];
   CRM_API_KEY: string | undefined;
   crm: CrmAddressing | undefined;
   isProduction: boolean;
@@ -100,7 +132,20 @@ export function crmAddressingFrom(env: Pick<Env, 'CRM_BASE_DOMAIN' | 'CRM_PROTOC
   return undefined;
 }
 
-export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * Which secrets a command needs:
+ * - `required`: `lms serve` and `lms worker` refuse to start without AUTH_SECRET, and without
+ *   CRM_API_KEY when a real CRM is configured (CRM_BASE_DOMAIN or CRM_URL);
+ * - `development`: `lms start`, `lms token`, tests: the public development secret (and the
+ *   simulator's key) stand in for unset ones, outside production only.
+ */
+export type SecretPolicy = 'required' | 'development';
+
+export interface LoadConfigOptions {
+  secrets?: SecretPolicy;
+}
+
+export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: LoadConfigOptions = {}): Config {
   // Empty strings count as unset, as most deploy tools write them.
   const raw = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = envSchema.safeParse(raw);
@@ -116,11 +161,27 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError(`Refusing to start in production: missing ${missing.join(', ')}`);
     }
   }
+  const crm = crmAddressingFrom(env);
+  if ((options.secrets ?? 'development') === 'required') {
+    const missing: string[] = [];
+    if (!env.AUTH_SECRET) missing.push('AUTH_SECRET');
+    if (crm && !env.CRM_API_KEY) missing.push('CRM_API_KEY');
+    if (missing.length > 0) {
+      throw new ConfigError(
+        `Refusing to start: missing ${missing.join(', ')} (only \`lms start\`, the development all-in-one, runs with development secrets)`,
+      );
+    }
+  }
+  if (env.HEADERS_TIMEOUT_MS > env.REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('Invalid configuration:\n  HEADERS_TIMEOUT_MS: must not exceed REQUEST_TIMEOUT_MS');
+  }
   return {
     ...env,
     AUTH_SECRET: env.AUTH_SECRET ?? DEV_AUTH_SECRET,
+    usingDevSecret: !env.AUTH_SECRET,
+    trustProxy: trustProxyFrom(env.TRUST_PROXY),
     CRM_API_KEY: env.CRM_API_KEY ?? (isProduction ? undefined : DEV_CRM_API_KEY),
-    crm: crmAddressingFrom(env),
+    crm,
     isProduction,
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/$/, ''),
     storageUrl: env.STORAGE_URL ?? `file://${env.DATA_DIR}/files`,

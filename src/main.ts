@@ -116,7 +116,10 @@ async function start() {
     env.CRM_API_KEY ??= sim.apiKey;
     simNote = `CRM simulator: http://${sim.baseDomain} (tenant addresses http://<slug>.${sim.baseDomain})`;
   }
-  const config = loadConfig(env);
+  const config = loadConfig(env, { secrets: 'development' });
+  if (config.usingDevSecret) {
+    console.warn('[lms] AUTH_SECRET is not set: using the public development secret (lms start only; anyone can forge tokens for it)');
+  }
   const base = config.publicBaseUrl;
   await serve(config, true, async () => {
     const logins = await demoLogins(config);
@@ -175,9 +178,9 @@ export async function main(argv = process.argv.slice(2)) {
   try {
     switch (command) {
       case 'serve':
-        return await serve(loadConfig(), false);
+        return await serve(loadConfig(process.env, { secrets: 'required' }), false);
       case 'worker':
-        return await runWorker(loadConfig());
+        return await runWorker(loadConfig(process.env, { secrets: 'required' }));
       case 'start':
         return await start();
       case 'migrate':

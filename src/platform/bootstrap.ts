@@ -7,6 +7,8 @@ import { createCrmClient } from './crm/client.js';
 import { createCrmCache } from './crm/cache.js';
 import type { CrmClient } from './crm/types.js';
 import { createStorage } from './storage/index.js';
+import { STORAGE_URL_KEY_INFO } from './storage/signed-urls.js';
+import { derivedKey } from './auth/signatures.js';
 import type { Storage } from './storage/types.js';
 
 export interface DepsOverrides {
@@ -40,6 +42,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       clock,
       log,
     });
+  // Purpose keys derived from AUTH_SECRET: once, here, not on a request.
+  derivedKey(config.AUTH_SECRET, STORAGE_URL_KEY_INFO);
   const storage = overrides.storage ?? createStorage(config, clock);
   return { config, database, clock, crm, storage, log };
 }

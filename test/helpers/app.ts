@@ -67,7 +67,8 @@ export interface TestAppOptions {
 
 /**
  * A real app on a fresh migrated database, with a CRM simulator over real HTTP, a manual clock,
- * and local storage in a temp directory. Rate limits are raised unless `env` sets them.
+ * and local storage in a temp directory. Rate limits and the token lifetime cap are raised
+ * unless `env` sets them.
  */
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const crmSim = await startCrmSim({ port: 0 });
@@ -86,6 +87,8 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     RATE_LIMIT_WRITE: '100000',
     // A response that does not match its schema fails the request (500), so the test fails.
     RESPONSE_VALIDATION: 'strict',
+    // Tests mint long-lived tokens and move the clock by years; the lifetime cap has its own test.
+    AUTH_MAX_TOKEN_AGE_SECONDS: String(20 * 365 * 86_400),
     ...opts.env,
   });
   const clock = opts.clock ?? new ManualClock('2026-03-02T09:00:00.000Z');

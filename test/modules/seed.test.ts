@@ -60,9 +60,9 @@ describe('POST /api/dev/seed in production', () => {
   }, 180_000);
   afterAll(() => t?.close());
 
-  it('is refused with 403 even for an ADMIN, and writes nothing', async () => {
+  it('is not registered (404 NOT_FOUND) even for an ADMIN, and writes nothing', async () => {
     const admin = await t.token({ role: 'ADMIN', id: 'u_demo_admin' });
-    expectError(await t.request('POST', '/api/dev/seed', { token: admin }), 403, 'FORBIDDEN');
+    expectError(await t.request('POST', '/api/dev/seed', { token: admin }), 404, 'NOT_FOUND');
     expect(await t.db.select().from(courses)).toHaveLength(0);
   });
 });

@@ -38,4 +38,25 @@ describe('config', () => {
     expect(loadConfig({ CRM_URL: 'http://crm.example.test:8080/' }).crm).toEqual({ protocol: 'http', baseDomain: 'crm.example.test:8080' });
     expect(loadConfig({ CRM_BASE_DOMAIN: 'crm.example.edu' }).crm).toEqual({ protocol: 'https', baseDomain: 'crm.example.edu' });
   });
+
+  it('reads TRUST_PROXY as off, a hop count or a list of proxy addresses/CIDRs', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1' }).trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1', '::1']);
+    expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY/);
+    expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/33' })).toThrow(/TRUST_PROXY/);
+  });
+
+  it('needs HEADERS_TIMEOUT_MS within REQUEST_TIMEOUT_MS', () => {
+    expect(loadConfig({}).REQUEST_TIMEOUT_MS).toBe(30_000);
+    expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '5000', HEADERS_TIMEOUT_MS: '6000' })).toThrow(/HEADERS_TIMEOUT_MS/);
+  });
+
+  it("with the 'required' secret policy, names a missing AUTH_SECRET and (with a real CRM) CRM_API_KEY", () => {
+    expect(() => loadConfig({}, { secrets: 'required' })).toThrow(/missing AUTH_SECRET/);
+    expect(() => loadConfig({ AUTH_SECRET: 'x'.repeat(32), CRM_URL: 'https://crm.example.edu' }, { secrets: 'required' })).toThrow(/missing CRM_API_KEY/);
+    expect(loadConfig({ AUTH_SECRET: 'x'.repeat(32) }, { secrets: 'required' }).usingDevSecret).toBe(false);
+    expect(loadConfig({}).usingDevSecret).toBe(true);
+  });
 });

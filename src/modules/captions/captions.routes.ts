@@ -5,7 +5,7 @@ import { deletedSchema, envelope, errorEnvelope, ok } from '../../platform/http/
 import { AppError } from '../../platform/http/errors.js';
 import { assertCleanInput } from '../../platform/http/input-guard.js';
 import { serviceContext } from '../../platform/context.js';
-import { actorOf } from '../../platform/auth/auth-plugin.js';
+import { actorOf, assertSessionTenant } from '../../platform/auth/auth-plugin.js';
 import {
   SUPPORTED_CAPTION_LANGUAGES,
   captionParams,
@@ -51,6 +51,7 @@ async function readCaptionForm(req: FastifyRequest): Promise<captions.CaptionFor
     throw err;
   }
   assertCleanInput(fields, 'body');
+  assertSessionTenant(req, fields);
   return { file, fields };
 }
 

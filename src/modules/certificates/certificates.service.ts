@@ -91,7 +91,8 @@ interface PdfDeps {
 async function holderName(deps: PdfDeps, c: Certificate) {
   const slug = await institutionSlug(deps, c.institutionId).catch(() => null);
   const name = slug ? await deps.crm.displayNameOrNull(slug, c.studentId) : null;
-  return name ?? `Student ${c.studentId}`;
+  // Never the person's id (the public verification page shows this): the CRM name or null.
+  return name ?? null;
 }
 
 /** Worker job: render and store the PDF once. */
@@ -100,7 +101,7 @@ export function certificateJobs(deps: PdfDeps) {
     [CERTIFICATE_PDF_JOB]: async (job: { payload: Record<string, unknown> }) => {
       const [c] = await deps.db.select().from(certificates).where(eq(certificates.id, String(job.payload.certificateId))).limit(1);
       if (!c || c.pdfKey) return;
-      const pdf = await renderCertificatePdf(c, await holderName(deps, c));
+      const pdf = await renderCertificatePdf(c, (await holderName(deps, c)) ?? 'Certificate holder');
       const key = newObjectKey(c.institutionId, 'certificates', 'pdf');
       await deps.storage.put(key, pdf, 'application/pdf');
       await deps.db.update(certificates).set({ pdfKey: key }).where(and(eq(certificates.id, c.id), sql`${certificates.pdfKey} is null`));

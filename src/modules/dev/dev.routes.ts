@@ -7,13 +7,15 @@ import { AppError } from '../../platform/http/errors.js';
 import { seedInstitution } from '../../dev/seed.js';
 import { seedResultSchema } from './dev.schemas.js';
 
-/** Development seeding; refused in production whatever the caller. */
+/** Development seeding; not registered at all in production. */
 const routes: ModuleRoutes = async (app, deps) => {
+  // Not registered at all in production: /api/dev/* is an unknown route there.
+  if (deps.config.isProduction) return;
   typed(app).post('/api/dev/seed', {
     schema: {
       tags: ['dev'],
       operationId: 'devSeed',
-      summary: "Seed demo courses, lessons, enrollments and progress into the caller's institution (ADMIN; 403 in production; idempotent)",
+      summary: "Seed demo courses, lessons, enrollments and progress into the caller's institution (ADMIN; not registered in production; idempotent)",
       response: {
         200: envelope(seedResultSchema),
       },

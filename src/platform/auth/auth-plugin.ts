@@ -15,10 +15,42 @@ export function readSessionCookie(cookies: Record<string, string | undefined>, n
   return chunks.length > 0 ? chunks.join('') : undefined;
 }
 
-function tokenFrom(req: FastifyRequest, cookieName: string): string | undefined {
+function tokenFrom(req: FastifyRequest, cookieName: string): { token: string; source: 'bearer' | 'cookie' } | undefined {
   const header = req.headers.authorization;
-  if (header && /^Bearer\s+/i.test(header)) return header.replace(/^Bearer\s+/i, '').trim();
-  return readSessionCookie(req.cookies ?? {}, cookieName);
+  if (header && /^Bearer\s+/i.test(header)) return { token: header.replace(/^Bearer\s+/i, '').trim(), source: 'bearer' };
+  const token = readSessionCookie(req.cookies ?? {}, cookieName);
+  return token ? { token, source: 'cookie' } : undefined;
+}
+
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+const originOf = (url: string): string | null => {
+  try {
+    const o = new URL(url).origin;
+    return o === 'null' ? null : o.toLowerCase();
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * CSRF guard of cookie-authenticated writes: the browser's `Origin` must be the service's own
+ * (PUBLIC_BASE_URL, or the address the request came to) or one of CORS_ORIGINS. Without
+ * `Origin`, `Sec-Fetch-Site` must be same-origin or none (typed in the address bar). A request
+ * with neither header is no browser's cross-site request (browsers send Origin on every
+ * cross-origin POST, PUT, PATCH and DELETE), so it passes.
+ */
+function crossSiteWrite(req: FastifyRequest, allowed: Set<string>): boolean {
+  if (!STATE_CHANGING.has(req.method)) return false;
+  const origin = req.headers.origin;
+  if (typeof origin === 'string' && origin !== '') {
+    const given = originOf(origin);
+    if (!given) return true;
+    return !(allowed.has(given) || given === originOf(`${req.protocol}://${req.host}`));
+  }
+  const site = req.headers['sec-fetch-site'];
+  if (typeof site === 'string' && site !== '') return !['same-origin', 'none'].includes(site.toLowerCase());
+  return false;
 }
 
 export function authModeOf(req: FastifyRequest): AuthMode {
@@ -29,18 +61,47 @@ export function authModeOf(req: FastifyRequest): AuthMode {
 
 const INSTITUTION_ID_KEY = 'institutionId';
 
-function suppliedInstitutionIds(req: FastifyRequest): string[] {
+/**
+ * Every `institutionId` value anywhere in `value`: at any depth of objects and arrays (a
+ * repeated query parameter arrives as an array: every value counts). Iterative, so a deeply
+ * nested body cannot overflow the stack.
+ */
+export function institutionIdsIn(value: unknown): string[] {
   const found: string[] = [];
-  for (const source of [req.query, req.body, req.params]) {
-    if (source && typeof source === 'object' && !Array.isArray(source) && !Buffer.isBuffer(source)) {
-      const v = (source as Record<string, unknown>)[INSTITUTION_ID_KEY];
-      // A repeated query parameter arrives as an array: every value must match.
-      for (const item of Array.isArray(v) ? v : [v]) {
-        if (typeof item === 'string' || typeof item === 'number') found.push(String(item));
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (!node || typeof node !== 'object' || Buffer.isBuffer(node)) continue;
+    if (Array.isArray(node)) {
+      for (const item of node) stack.push(item);
+      continue;
+    }
+    for (const [key, v] of Object.entries(node as Record<string, unknown>)) {
+      if (key === INSTITUTION_ID_KEY) {
+        for (const item of Array.isArray(v) ? v : [v]) {
+          if (typeof item === 'string' || typeof item === 'number') found.push(String(item));
+          else stack.push(item);
+        }
+      } else {
+        stack.push(v);
       }
     }
   }
   return found;
+}
+
+/**
+ * The one tenant check of supplied data: any `institutionId` in `value` (query, JSON body at
+ * any depth, path, multipart fields) must be the session's, else 403 TENANT_MISMATCH.
+ */
+export function assertSessionTenant(req: FastifyRequest, value: unknown) {
+  const session = req.session;
+  if (!session) return;
+  for (const id of institutionIdsIn(value)) {
+    if (id !== session.institutionId) {
+      throw new AppError('TENANT_MISMATCH', 'institutionId does not match your session');
+    }
+  }
 }
 
 /**
@@ -58,15 +119,21 @@ export function registerAuth(app: FastifyInstance, deps: Deps) {
     known.add(id);
   }
 
-  async function sessionOf(req: FastifyRequest): Promise<Session | null> {
-    const token = tokenFrom(req, deps.config.SESSION_COOKIE_NAME);
-    if (!token) return null;
+  const allowedOrigins = new Set(
+    [deps.config.publicBaseUrl, ...deps.config.corsOrigins].map(originOf).filter((o): o is string => o !== null),
+  );
+
+  async function sessionOf(req: FastifyRequest): Promise<{ session: Session; source: 'bearer' | 'cookie' } | null> {
+    const found = tokenFrom(req, deps.config.SESSION_COOKIE_NAME);
+    if (!found) return null;
     try {
-      return await decodeSessionToken(token, {
+      const session = await decodeSessionToken(found.token, {
         secret: deps.config.AUTH_SECRET,
         cookieName: deps.config.SESSION_COOKIE_NAME,
         now: deps.clock.now(),
+        maxAgeSeconds: deps.config.AUTH_MAX_TOKEN_AGE_SECONDS,
       });
+      return { session, source: found.source };
     } catch (err) {
       if (err instanceof TokenError) {
         req.log.debug({ reason: err.message }, 'session token refused');
@@ -79,7 +146,10 @@ export function registerAuth(app: FastifyInstance, deps: Deps) {
   app.decorateRequest('session', null);
   app.decorateRequest('rawBody', undefined);
   app.decorateRequest('isV1', false);
+  app.decorateRequest('authRefusal', null);
 
+  // Refusals are decided here and thrown in preParsing: in between, the rate limiter (each
+  // route's own onRequest hook, after this global one) counts them against the caller's IP.
   app.addHook('onRequest', async (req) => {
     req.isV1 = (req.originalUrl ?? '').startsWith('/api/v1/');
     if (!req.routeOptions.url) return; // unknown route: the 404 handler answers
@@ -87,29 +157,32 @@ export function registerAuth(app: FastifyInstance, deps: Deps) {
     if (mode === 'public' || mode === 'basic') return;
     if (mode === 'cron') {
       if (!verifyCronAuthorization(deps.config.CRON_SECRET, req.headers.authorization)) {
-        throw new AppError('AUTH_REQUIRED', 'A valid cron secret is required');
+        req.authRefusal = new AppError('AUTH_REQUIRED', 'A valid cron secret is required');
       }
       return;
     }
-    const session = await sessionOf(req);
-    if (!session) {
+    const found = await sessionOf(req);
+    if (!found) {
       if (mode === 'optional') return;
-      throw new AppError('AUTH_REQUIRED', 'Authentication is required');
+      req.authRefusal = new AppError('AUTH_REQUIRED', 'Authentication is required');
+      return;
     }
-    req.session = session;
-    await ensureInstitution(session.institutionId);
+    if (found.source === 'cookie' && crossSiteWrite(req, allowedOrigins)) {
+      req.authRefusal = new AppError('FORBIDDEN', 'Cross-site request refused: the Origin is not allowed');
+      return;
+    }
+    req.session = found.session;
+    await ensureInstitution(found.session.institutionId);
+  });
+  app.addHook('preParsing', async (req) => {
+    if (req.authRefusal) throw req.authRefusal;
   });
 
   // Before validation, so schemas that strip unknown keys cannot hide a supplied institutionId:
   // an institutionId in query, body or path must be the session's.
+  // Multipart fields are read by the route (they stream): it calls assertSessionTenant on them.
   app.addHook('preValidation', async (req) => {
-    const session = req.session;
-    if (!session) return;
-    for (const id of suppliedInstitutionIds(req)) {
-      if (id !== session.institutionId) {
-        throw new AppError('TENANT_MISMATCH', 'institutionId does not match your session');
-      }
-    }
+    assertSessionTenant(req, [req.query, req.body, req.params]);
   });
 }
 

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 
 /** Constant-time comparison of two strings (length leak only). */
 export function safeEqual(a: string, b: string): boolean {
@@ -9,6 +9,24 @@ export function safeEqual(a: string, b: string): boolean {
     return false;
   }
   return timingSafeEqual(ab, bb);
+}
+
+const derivedKeys = new Map<string, Buffer>();
+
+/**
+ * A 32-byte key for one purpose, derived from `secret` (AUTH_SECRET) with HKDF-SHA256 and a
+ * distinct `info` string per purpose, so a signature made for one purpose is worthless for any
+ * other and the raw secret never keys anything but session tokens. Derived once per
+ * secret and purpose (at start-up, when the storage driver is built), not on every request.
+ */
+export function derivedKey(secret: string, info: string): Buffer {
+  const id = `${info}\u0000${secret}`;
+  let key = derivedKeys.get(id);
+  if (!key) {
+    key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), info, 32));
+    derivedKeys.set(id, key);
+  }
+  return key;
 }
 
 export const hmacSha256Hex = (secret: string, body: Buffer | string) =>

@@ -34,8 +34,14 @@ const claimsSchema = z.object({
   permissions: z.array(z.string()).nullish(),
   email: z.string().nullish(),
   name: z.string().nullish(),
-  exp: z.number().optional(),
+  exp: z.number(),
+  iat: z.number().optional(),
 });
+
+/** How far in the future an `iat` may lie (clock skew between the CRM and us). */
+export const TOKEN_CLOCK_SKEW_SECONDS = 60;
+/** Default longest accepted lifetime (Auth.js sessions and dev tokens last 30 days). */
+export const DEFAULT_MAX_TOKEN_AGE_SECONDS = 30 * 24 * 3600;
 
 export class TokenError extends Error {}
 
@@ -59,6 +65,8 @@ export interface DecodeOptions {
   secret: string;
   cookieName: string;
   now?: Date;
+  /** Longest lifetime accepted: `exp - iat` (or `exp - now` without `iat`). */
+  maxAgeSeconds?: number;
 }
 
 /**
@@ -90,8 +98,13 @@ export async function decodeSessionToken(token: string, opts: DecodeOptions): Pr
     throw new TokenError(err instanceof Error ? err.message : 'invalid token');
   }
   const claims = claimsSchema.safeParse(payload);
-  if (!claims.success) throw new TokenError('token lacks required claims (institutionId, role, sub)');
+  if (!claims.success) throw new TokenError('token lacks required claims (institutionId, role, sub, exp)');
   const c = claims.data;
+  const nowSeconds = Math.floor((currentDate ?? new Date()).getTime() / 1000);
+  if (c.iat !== undefined && c.iat > nowSeconds + TOKEN_CLOCK_SKEW_SECONDS) throw new TokenError('token issued in the future');
+  const maxAge = opts.maxAgeSeconds ?? DEFAULT_MAX_TOKEN_AGE_SECONDS;
+  if (c.exp - (c.iat ?? nowSeconds) > maxAge) throw new TokenError('token lifetime exceeds the maximum');
+  if (c.exp <= nowSeconds) throw new TokenError('token expired');
   const userId = c.sub ?? c.id;
   if (!userId) throw new TokenError('token has no subject');
   return {
@@ -105,7 +118,7 @@ export async function decodeSessionToken(token: string, opts: DecodeOptions): Pr
     permissions: c.permissions ?? [],
     email: c.email ?? null,
     name: c.name ?? null,
-    expiresAt: c.exp ? new Date(c.exp * 1000).toISOString() : null,
+    expiresAt: new Date(c.exp * 1000).toISOString(),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type ErrorCode } from './errors.js';
@@ -79,10 +80,29 @@ export function sendFrameworkError(err: FastifyError, _req: unknown, reply: Fast
   return sendError(reply, 400, 'VALIDATION_ERROR', err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long' : 'The URL is not valid');
 }
 
+const UPSTREAM_MESSAGES: Record<string, string> = { crm: 'The CRM is unavailable' };
+
+/**
+ * Upstream failures (the CRM's: details.upstream) carry the upstream host and path in their
+ * message: that stays in the log, the caller gets a generic message.
+ */
+function forClient(appErr: AppError, req: FastifyRequest): AppError {
+  const upstream = appErr.details?.upstream;
+  if (typeof upstream !== 'string') return appErr;
+  req.log.warn({ reqId: req.id, upstream, code: appErr.code, detail: appErr.message }, 'upstream failure');
+  const reason = appErr.details?.reason;
+  return new AppError(
+    appErr.code,
+    UPSTREAM_MESSAGES[upstream] ?? 'An upstream service is unavailable',
+    { upstream, ...(typeof reason === 'string' ? { reason } : {}) },
+    appErr.status,
+  );
+}
+
 /** Every error, ours or the framework's, leaves in the envelope; never with a stack. */
 export function registerErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((err, req, reply) => {
-    const appErr = toAppError(err as Error, req);
+    const appErr = forClient(toAppError(err as Error, req), req);
     if (appErr.status >= 500 && !(err instanceof AppError)) {
       // already logged in toAppError
     } else if (appErr.status >= 500) {
@@ -90,7 +110,79 @@ export function registerErrorHandling(app: FastifyInstance) {
     }
     return sendError(reply, appErr.status, appErr.code, appErr.message, appErr.details);
   });
-  app.setNotFoundHandler((req, reply) =>
-    sendError(reply, 404, 'NOT_FOUND', `Route ${req.method} ${req.url.split('?')[0]} not found`),
-  );
+  const allowedMethods = knownMethodsByPath(app);
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0] ?? '/';
+    // A known path asked with a method it does not take: 405 with the methods it does take.
+    const allow = allowedMethods(path);
+    if (allow.length > 0 && !allow.includes(req.method)) {
+      reply.header('allow', allow.join(', '));
+      return sendError(reply, 405, 'METHOD_NOT_ALLOWED', `Method ${req.method} is not allowed on ${path}`, { allow });
+    }
+    return sendError(reply, 404, 'NOT_FOUND', `Route ${req.method} ${path} not found`);
+  });
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** A route pattern (`/api/courses/:id`, `/x/:opt?`, `/files/*`) as a regular expression. */
+function patternToRegExp(url: string): RegExp {
+  const segments = url.replace(/\/+$/, '').split('/').slice(1);
+  let source = '';
+  for (const segment of segments) {
+    if (segment === '*') source += '(?:/.*)?';
+    else if (/^:[^/]+\?$/.test(segment)) source += '(?:/[^/]+)?';
+    else if (segment.startsWith(':')) source += '/[^/]+';
+    else source += `/${segment.split(/:[A-Za-z_]\w*/).map(escapeRegExp).join('[^/]+')}`;
+  }
+  return new RegExp(`^${source}/?$`);
+}
+
+/**
+ * Collects every route's pattern and methods as routes are added (so register this before
+ * the routes), and answers which methods a concrete path takes. Catch-all patterns (the CORS
+ * preflight's `*`) say nothing about a path and are left out.
+ */
+function knownMethodsByPath(app: FastifyInstance): (path: string) => string[] {
+  const routes = new Map<string, { re: RegExp; methods: Set<string> }>();
+  app.addHook('onRoute', (route) => {
+    const url = route.url ?? route.path;
+    if (!url || url === '*' || url === '/*') return;
+    let entry = routes.get(url);
+    if (!entry) {
+      entry = { re: patternToRegExp(url), methods: new Set() };
+      routes.set(url, entry);
+    }
+    for (const m of Array.isArray(route.method) ? route.method : [route.method]) {
+      entry.methods.add(m);
+      if (m === 'GET') entry.methods.add('HEAD');
+    }
+  });
+  return (path) => {
+    const found = new Set<string>();
+    for (const { re, methods } of routes.values()) if (re.test(path)) for (const m of methods) found.add(m);
+    return [...found].sort();
+  };
+}
+
+/**
+ * Errors the HTTP server meets before Fastify sees a request (a body or headers not received
+ * within REQUEST_TIMEOUT_MS / HEADERS_TIMEOUT_MS, oversized headers, unparsable HTTP): answered
+ * in the envelope where the socket can still take it, then closed.
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Socket) {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, message] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'REQUEST_TIMEOUT', 'The request was not received in time']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'REQUEST_HEADER_FIELDS_TOO_LARGE', 'Request headers too large']
+        : [400, 'VALIDATION_ERROR', 'Malformed HTTP request'];
+  const body = JSON.stringify({ data: null, error: { code, message } });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${code.replace(/_/g, ' ')}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }

@@ -34,7 +34,10 @@ export async function registerRateLimits(app: FastifyInstance, config: Config) {
   }
   await app.register(rateLimit, {
     global: true,
-    hook: 'preHandler',
+    // onRequest, right after authentication (a global hook, so it runs first): requests that
+    // authentication refuses, and bodies that fail to parse or validate, count too (against
+    // the caller's IP when there is no session).
+    hook: 'onRequest',
     timeWindow: config.RATE_LIMIT_WINDOW_MS,
     max: (req) => (isRead(req) ? config.RATE_LIMIT_READ : config.RATE_LIMIT_WRITE),
     keyGenerator: callerKey,

@@ -1,4 +1,5 @@
-import { hmacSha256Hex, safeEqual } from '../auth/signatures.js';
+import { createHmac } from 'node:crypto';
+import { derivedKey, safeEqual } from '../auth/signatures.js';
 import { isValidContentType, isValidKey } from './keys.js';
 
 /**
@@ -24,7 +25,9 @@ export type VerifyFailure = 'malformed' | 'bad_signature' | 'expired';
 
 export type VerifyResult = ({ ok: true } & VerifiedRequest) | { ok: false; reason: VerifyFailure };
 
-const signingKey = (authSecret: string) => hmacSha256Hex(authSecret, 'lms:storage-signed-url:v1');
+/** The storage-URL key: HKDF-SHA256 of AUTH_SECRET with its own info string, derived once. */
+export const STORAGE_URL_KEY_INFO = 'lms:storage-signed-url:v1';
+const signingKey = (authSecret: string) => derivedKey(authSecret, STORAGE_URL_KEY_INFO);
 
 // JSON of a fixed-order array: unambiguous whatever characters the fields hold.
 function signature(authSecret: string, request: SignedRequest, expiresAt: number): string {
@@ -32,7 +35,7 @@ function signature(authSecret: string, request: SignedRequest, expiresAt: number
     request.method === 'GET'
       ? ['GET', request.key, expiresAt]
       : ['PUT', request.key, expiresAt, request.contentType, request.maxBytes];
-  return hmacSha256Hex(signingKey(authSecret), JSON.stringify(fields));
+  return createHmac('sha256', signingKey(authSecret)).update(JSON.stringify(fields)).digest('hex');
 }
 
 /**

@@ -1,0 +1,61 @@
+/**
+ * Slow clients against a real listening server: a body trickled slower than
+ * REQUEST_TIMEOUT_MS allows, or headers slower than HEADERS_TIMEOUT_MS, get 408 in the
+ * envelope and a closed connection.
+ */
+import { connect, type Socket } from 'node:net';
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+let port: number;
+beforeAll(async () => {
+  t = await createTestApp({
+    env: { REQUEST_TIMEOUT_MS: '1500', HEADERS_TIMEOUT_MS: '1000' },
+    extraRoutes: (app) => void app.post('/api/test/echo', { config: { auth: 'public' } }, async () => ({ data: 1, error: null })),
+  });
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  port = (t.app.server.address() as { port: number }).port;
+});
+afterAll(() => t.close());
+
+async function trickle(first: string, next: string, everyMs: number): Promise<{ answer: string; elapsedMs: number }> {
+  const socket: Socket = connect(port, '127.0.0.1');
+  await once(socket, 'connect');
+  const started = Date.now();
+  let answer = '';
+  socket.on('data', (d) => (answer += d));
+  socket.on('error', () => undefined);
+  socket.write(first);
+  const timer = setInterval(() => socket.writable && socket.write(next), everyMs);
+  const guard = setTimeout(() => socket.destroy(), 15_000);
+  await once(socket, 'close');
+  clearInterval(timer);
+  clearTimeout(guard);
+  return { answer, elapsedMs: Date.now() - started };
+}
+
+describe('request timeouts', () => {
+  it('closes a connection whose body trickles in too slowly, with 408 in the envelope', async () => {
+    const head = `POST /api/test/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`;
+    const { answer, elapsedMs } = await trickle(head, ' ', 200);
+    expect(elapsedMs).toBeLessThan(8000);
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+      data: null,
+      error: { code: 'REQUEST_TIMEOUT', message: expect.any(String) },
+    });
+  }, 20_000);
+
+  it('closes a connection whose headers trickle in too slowly', async () => {
+    const { answer, elapsedMs } = await trickle('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n', 'X-A: b\r\n', 200);
+    expect(elapsedMs).toBeLessThan(8000);
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+  }, 20_000);
+
+  it('answers a prompt request as usual', async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/api/test/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(res.status).toBe(200);
+  });
+});
