@@ -19,7 +19,8 @@ import { withDatabase } from '../helpers/database.js';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../..');
-const PG_DB = 'lms_test_build';
+// Not lms_test_%: test/global-setup.ts drops those at the start of a run, possibly while this file runs.
+const PG_DB = 'lms_build_check';
 let deployDir: string;
 let env: NodeJS.ProcessEnv;
 let child: ChildProcess | undefined;
