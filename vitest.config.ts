@@ -1,13 +1,32 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Three projects (`npm test` runs all; `npm run test:unit|test:integration|test:process` one):
+ * - unit: no database (pure rules, config, storage drivers, the CRM client against the in-process simulator);
+ * - process: tests that spawn the real `bin/lms.js` (or build it) as a child process;
+ * - integration: everything else under test/: HTTP-level tests on a test app and a database.
+ * A new test file lands in integration unless it is listed below.
+ */
+const UNIT = ['src/**/*.test.ts', 'test/platform/config.test.ts', 'test/platform/crm/client.test.ts', 'test/platform/storage/*.test.ts', 'test/dev/crm-sim.test.ts'];
+const PROCESS = ['test/platform/shutdown.test.ts', 'test/platform/build.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
-    testTimeout: 120_000,
-    hookTimeout: 300_000,
+    // Low enough that a slow test shows up as a failure, with room for a loaded 2-core machine.
+    testTimeout: 20_000,
+    hookTimeout: 60_000,
     pool: 'forks',
     // Two cores here and in CI: two files at a time keeps PGlite start-up from starving tests.
     maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: 'unit', include: UNIT } },
+      {
+        extends: true,
+        // Migrates once per run; every test app starts from a copy of the migrated database.
+        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...PROCESS], globalSetup: ['test/global-setup.ts'] },
+      },
+      // The child processes bring their own database; they take longer to start.
+      { extends: true, test: { name: 'process', include: PROCESS, testTimeout: 60_000, hookTimeout: 180_000 } },
+    ],
   },
 });

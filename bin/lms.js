@@ -1,6 +1,22 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx's loader, so no build step is needed.
-import { register } from 'tsx/esm/api';
+// The `lms` CLI. In production (NODE_ENV=production, or LMS_DIST=1) it runs the compiled
+// dist/main.js (`npm run build`); otherwise the TypeScript in src/ through tsx's loader, so a
+// fresh clone needs no build step. LMS_DIST=0 forces the TypeScript sources.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
-register();
-await import('../src/main.ts');
+const dist = new URL('../dist/main.js', import.meta.url);
+const choice = process.env.LMS_DIST;
+const useDist = choice === '1' || (choice !== '0' && process.env.NODE_ENV === 'production');
+
+if (useDist) {
+  if (!existsSync(fileURLToPath(dist))) {
+    console.error('[lms] dist/main.js not found: run `npm run build` first (or set LMS_DIST=0 to run the TypeScript sources through tsx)');
+    process.exit(1);
+  }
+  await import(dist.href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../src/main.ts');
+}

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { and, desc, eq, sql } from 'drizzle-orm';
-import PDFDocument from 'pdfkit';
 import type { Clock } from '../../platform/clock.js';
 import type { ServiceContext } from '../../platform/context.js';
 import type { CrmClient } from '../../platform/crm/types.js';
@@ -63,7 +62,9 @@ export async function issueCertificate(ctx: ServiceContext, course: Course, enro
   return row;
 }
 
-export function renderCertificatePdf(c: Certificate, holderName: string): Promise<Buffer> {
+export async function renderCertificatePdf(c: Certificate, holderName: string): Promise<Buffer> {
+  // Loaded when a PDF is rendered (in the worker), not at start-up.
+  const { default: PDFDocument } = await import('pdfkit');
   return new Promise((resolve, reject) => {
     const doc = new PDFDocument({ size: 'A4', layout: 'landscape', margin: 60, info: { Title: `Certificate ${c.certificateNumber}` } });
     const chunks: Buffer[] = [];

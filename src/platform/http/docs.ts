@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
-import scalar from '@scalar/fastify-api-reference';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { AuthMode } from './types.js';
 
@@ -49,5 +48,7 @@ export async function registerDocs(app: FastifyInstance, cookieName: string) {
     transform: jsonSchemaTransform,
   });
   app.get('/openapi.json', { schema: { hide: true }, config: { auth: 'public' } }, async () => app.swagger());
+  // Imported here, not at module load: processes that never build the HTTP app (the worker) skip it.
+  const { default: scalar } = await import('@scalar/fastify-api-reference');
   await app.register(scalar, { routePrefix: '/docs', configuration: { url: '/openapi.json' } });
 }

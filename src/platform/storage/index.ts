@@ -3,12 +3,14 @@ import { ConfigError, type Config } from '../../config.js';
 import type { Clock } from '../clock.js';
 import { isValidKey } from './keys.js';
 import { LocalStorage } from './local.js';
-import { S3Storage } from './s3.js';
+import { LazyS3Storage } from './lazy-s3.js';
 import type { Storage } from './types.js';
 
 export { newObjectKey, isValidKey, isValidContentType } from './keys.js';
 export { LocalStorage } from './local.js';
-export { S3Storage } from './s3.js';
+// The S3 driver is imported from './s3.js' directly: re-exporting it here would load the AWS SDK
+// into every process that touches storage keys.
+export { LazyS3Storage } from './lazy-s3.js';
 export { StorageError, isStorageError } from './types.js';
 export type { PresignedUpload, Storage, StoredObject } from './types.js';
 
@@ -52,7 +54,7 @@ export function createStorage(config: Config, clock: Clock): Storage {
   if (Boolean(accessKeyId) !== Boolean(secretAccessKey)) {
     throw new ConfigError('Set both S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY, or neither (to use the default AWS credential chain)');
   }
-  return new S3Storage({
+  return new LazyS3Storage({
     bucket: target.bucket,
     prefix: target.prefix,
     endpoint: config.S3_ENDPOINT,

@@ -5,14 +5,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { ManualClock } from '../../../src/platform/clock.js';
 import {
+  LazyS3Storage,
   LocalStorage,
-  S3Storage,
   StorageError,
   createStorage,
   isValidKey,
   newObjectKey,
   parseStorageUrl,
 } from '../../../src/platform/storage/index.js';
+import { S3Storage } from '../../../src/platform/storage/s3.js';
 import { verifySignedUrl } from '../../../src/platform/storage/signed-urls.js';
 
 const SECRET = 'test-secret-0123456789abcdef0123456789';
@@ -307,12 +308,14 @@ describe('createStorage', () => {
     expect(createStorage(config({}), clock).driver).toBe('file');
   });
 
-  it('picks the S3 driver for s3:// URLs, with an optional prefix', () => {
+  it('picks the S3 driver for s3:// URLs, with an optional prefix', async () => {
     const s = createStorage(
       config({ STORAGE_URL: 's3://lms-files/prod/', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY_ID: 'k', S3_SECRET_ACCESS_KEY: 's' }),
       clock,
     );
-    expect(s).toBeInstanceOf(S3Storage);
+    // The AWS SDK is loaded on first use.
+    expect(s).toBeInstanceOf(LazyS3Storage);
+    expect(await (s as LazyS3Storage).load()).toBeInstanceOf(S3Storage);
     expect(parseStorageUrl('s3://lms-files/prod/')).toEqual({ driver: 's3', bucket: 'lms-files', prefix: 'prod' });
     expect(parseStorageUrl('s3://lms-files')).toEqual({ driver: 's3', bucket: 'lms-files', prefix: undefined });
   });

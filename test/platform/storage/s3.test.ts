@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/platform/clock.js';
-import { S3Storage, newObjectKey } from '../../../src/platform/storage/index.js';
+import { newObjectKey } from '../../../src/platform/storage/index.js';
+import { S3Storage } from '../../../src/platform/storage/s3.js';
 
 /**
  * Against a real S3-compatible server on loopback: @20minutes/s3rver (the maintained fork of

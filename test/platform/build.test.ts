@@ -1,0 +1,115 @@
+/**
+ * The production build: `tsc -p tsconfig.build.json` output runs on its own. The build goes to
+ * a temp deployment directory holding only what a production install has (bin/, dist/,
+ * drizzle/, package.json, node_modules; no src/), and `lms migrate` and `lms serve` run from
+ * there through bin/lms.js's compiled path. With DATABASE_URL set (CI's PostgreSQL run) they
+ * run with NODE_ENV=production on a database of their own; otherwise LMS_DIST=1 selects dist/
+ * with the embedded PGlite (production mode refuses to start without PostgreSQL).
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { cp, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withDatabase } from '../helpers/database.js';
+
+const run = promisify(execFile);
+const ROOT = resolve(import.meta.dirname, '../..');
+// Not lms_test_%: test/global-setup.ts drops those at the start of a run, possibly while this file runs.
+const PG_DB = 'lms_build_check';
+let deployDir: string;
+let env: NodeJS.ProcessEnv;
+let child: ChildProcess | undefined;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+async function adminQuery(sql: string) {
+  const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await admin.connect();
+  try {
+    await admin.query(sql);
+  } finally {
+    await admin.end();
+  }
+}
+
+beforeAll(async () => {
+  deployDir = await mkdtemp(join(tmpdir(), 'lms-build-'));
+  await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', join(deployDir, 'dist')], { cwd: ROOT });
+  for (const entry of ['bin', 'drizzle', 'package.json']) await cp(join(ROOT, entry), join(deployDir, entry), { recursive: true });
+  await symlink(join(ROOT, 'node_modules'), join(deployDir, 'node_modules'), 'dir');
+  const common = { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'silent', REDIS_URL: '', RATE_LIMIT_DISABLED: 'true' };
+  if (process.env.DATABASE_URL) {
+    await adminQuery(`drop database if exists ${PG_DB} with (force)`);
+    await adminQuery(`create database ${PG_DB}`);
+    env = {
+      ...common,
+      NODE_ENV: 'production',
+      DATABASE_URL: withDatabase(process.env.DATABASE_URL, PG_DB),
+      AUTH_SECRET: 'build-test-secret-0123456789abcdef',
+      CRM_API_KEY: 'build-test-crm-key',
+      CRM_BASE_DOMAIN: 'crm.localhost:9',
+      CRON_SECRET: 'build-test-cron',
+      DATA_DIR: join(deployDir, '.data'),
+    };
+  } else {
+    env = { ...common, NODE_ENV: 'development', LMS_DIST: '1', DATABASE_URL: '', DATA_DIR: join(deployDir, '.data') };
+  }
+}, 180_000);
+
+afterAll(async () => {
+  if (child && child.exitCode === null) child.kill('SIGKILL');
+  if (deployDir) await rm(deployDir, { recursive: true, force: true });
+  if (process.env.DATABASE_URL) await adminQuery(`drop database if exists ${PG_DB} with (force)`);
+});
+
+describe('compiled build (dist/)', () => {
+  it('lms migrate applies the migrations from dist/ (the drizzle/ folder is found)', async () => {
+    const { stdout } = await run(process.execPath, ['bin/lms.js', 'migrate'], { cwd: deployDir, env });
+    expect(stdout).toMatch(/migrations applied \((pg|pglite)\)/);
+  });
+
+  it('lms serve answers the probes, the OpenAPI document and the docs page, and exits 0 on SIGTERM', async () => {
+    const port = await freePort();
+    const proc = spawn(process.execPath, ['bin/lms.js', 'serve'], { cwd: deployDir, env: { ...env, HOST: '127.0.0.1', PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = proc;
+    let output = '';
+    proc.stdout!.on('data', (d) => (output += d));
+    proc.stderr!.on('data', (d) => (output += d));
+    const base = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 45_000;
+    for (;;) {
+      if (proc.exitCode !== null) throw new Error(`lms serve exited early (${proc.exitCode}):\n${output}`);
+      if (Date.now() > deadline) throw new Error(`lms serve did not come up:\n${output}`);
+      const ok = await fetch(`${base}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    const openapi = await fetch(`${base}/openapi.json`);
+    expect(openapi.status).toBe(200);
+    expect((await openapi.json()).openapi).toBe('3.1.0');
+    const docs = await fetch(`${base}/docs`, { redirect: 'follow' });
+    expect(docs.status).toBe(200);
+    expect(docs.headers.get('content-type')).toMatch(/text\/html/);
+    const exited = once(proc, 'exit');
+    proc.kill('SIGTERM');
+    const [code] = await exited;
+    expect(code, output).toBe(0);
+  });
+});
