@@ -1,4 +1,3 @@
-import { eq } from 'drizzle-orm';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, ok } from '../../platform/http/envelope.js';

@@ -27,6 +27,6 @@ export function assertSchedule(name: string, schedule: JobSchedule): void {
   try {
     CronExpressionParser.parse(schedule.cron, { tz: schedule.tz ?? 'UTC' });
   } catch (err) {
-    throw new Error(`job ${name}: invalid cron expression "${schedule.cron}": ${(err as Error).message}`);
+    throw new Error(`job ${name}: invalid cron expression "${schedule.cron}": ${(err as Error).message}`, { cause: err });
   }
 }
