@@ -258,8 +258,7 @@ async function explainQueries(databaseUrl: string, inst: string, student: string
     inner join courses c on c.id = l.course_id and c.institution_id = l.institution_id
     where n.institution_id = $1 and n.student_id = $2 ${search ? `and n.content ilike $3 escape '\\'` : ''}
     order by n.updated_at desc, n.id desc limit 20 offset 0`;
-  const count = (search: boolean) =>
-    `select count(*) from lesson_notes n where n.institution_id = $1 and n.student_id = $2 ${search ? `and n.content ilike $3 escape '\\'` : ''}`;
+  const count = (search: boolean) => `select count(*) from lesson_notes n where n.institution_id = $1 and n.student_id = $2 ${search ? `and n.content ilike $3 escape '\\'` : ''}`;
   const out: string[] = [];
   try {
     for (const [label, text, values] of [

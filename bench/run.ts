@@ -153,10 +153,7 @@ async function startServer(target: string, dataDir: string): Promise<RunningServ
   const lines = createInterface({ input: child.stdout! });
   const statsWaiters: Array<(s: ServerStats) => void> = [];
   const ready = new Promise<RunningServer>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`target ${target} did not start within ${START_TIMEOUT} s (BENCH_START_TIMEOUT)`)),
-      START_TIMEOUT * 1000,
-    );
+    const timer = setTimeout(() => reject(new Error(`target ${target} did not start within ${START_TIMEOUT} s (BENCH_START_TIMEOUT)`)), START_TIMEOUT * 1000);
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`target ${target} exited with code ${code} before it was ready`));
@@ -531,9 +528,7 @@ async function main() {
   const stallShare = round(stallMs / (allRuns.length * DURATION * 1000), 3);
 
   console.log(`\nmedian of ${ROUNDS} rounds:\n\n${table(summaries)}\n`);
-  console.log(
-    '× base: the ratio to the bare Fastify hello-world baseline (req/s: higher is better; latency and CPU: lower is better).',
-  );
+  console.log('× base: the ratio to the bare Fastify hello-world baseline (req/s: higher is better; latency and CPU: lower is better).');
   console.log(`load average at start ${info.loadAverageAtStart.join(' ')}, at end ${loadAverageAtEnd.join(' ')}`);
   if (stallShare > 0.02) {
     console.warn(

@@ -44,13 +44,19 @@ const envSchema = z.object({
   RECORDING_ROOM_PREFIX: z.string().default('lms'),
   SMTP_URL: optionalUrl,
   MAIL_FROM: z.string().default('LMS <no-reply@lms.localhost>'),
-  STORAGE_URL: z.string().regex(/^(file|s3):\/\//, 'must start with file:// or s3://').optional(),
+  STORAGE_URL: z
+    .string()
+    .regex(/^(file|s3):\/\//, 'must start with file:// or s3://')
+    .optional(),
   S3_ENDPOINT: optionalUrl,
   S3_REGION: z.string().default('us-east-1'),
   S3_ACCESS_KEY_ID: z.string().optional(),
   S3_SECRET_ACCESS_KEY: z.string().optional(),
   S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('true'),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+    .optional(),
   RATE_LIMIT_READ: positiveInt.default(100),
   RATE_LIMIT_WRITE: positiveInt.default(30),
   RATE_LIMIT_REPORT_RUN: positiveInt.default(30),
@@ -95,7 +101,10 @@ function trustProxyFrom(value: string | undefined): false | number | string[] {
   const v = value?.trim();
   if (!v || v === 'false') return false;
   if (/^\d+$/.test(v)) return Number(v) === 0 ? false : Number(v);
-  return v.split(',').map((p) => p.trim()).filter(Boolean);
+  return v
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
 }
 
 export interface CrmAddressing {
@@ -167,9 +176,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
     if (!env.AUTH_SECRET) missing.push('AUTH_SECRET');
     if (crm && !env.CRM_API_KEY) missing.push('CRM_API_KEY');
     if (missing.length > 0) {
-      throw new ConfigError(
-        `Refusing to start: missing ${missing.join(', ')} (only \`lms start\`, the development all-in-one, runs with development secrets)`,
-      );
+      throw new ConfigError(`Refusing to start: missing ${missing.join(', ')} (only \`lms start\`, the development all-in-one, runs with development secrets)`);
     }
   }
   if (env.HEADERS_TIMEOUT_MS > env.REQUEST_TIMEOUT_MS) {
@@ -185,6 +192,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
     isProduction,
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/$/, ''),
     storageUrl: env.STORAGE_URL ?? `file://${env.DATA_DIR}/files`,
-    corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    corsOrigins: (env.CORS_ORIGINS ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
   };
 }

@@ -1,12 +1,6 @@
 import type { Config } from '../config.js';
 import { mintToken, type Role } from '../platform/auth/tokens.js';
-import {
-  DEMO_ADMIN_ID,
-  DEMO_INSTITUTION,
-  DEMO_PARENT_ID,
-  DEMO_STUDENT_ID,
-  DEMO_TEACHER_ID,
-} from './crm-sim/fixtures.js';
+import { DEMO_ADMIN_ID, DEMO_INSTITUTION, DEMO_PARENT_ID, DEMO_STUDENT_ID, DEMO_TEACHER_ID } from './crm-sim/fixtures.js';
 
 export interface DemoLogin {
   label: string;

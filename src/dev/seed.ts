@@ -56,7 +56,15 @@ const COURSES: CourseSeed[] = [
     modules: ['Expressions', 'Equations'],
     enrollStudents: 12,
     lessons: [
-      { key: 'welcome', title: 'Welcome to algebra', type: 'VIDEO', module: 0, videoUrl: SAMPLE_VIDEO, durationSeconds: 420, blocks: [{ id: 'intro-video', type: 'video', url: SAMPLE_VIDEO }] },
+      {
+        key: 'welcome',
+        title: 'Welcome to algebra',
+        type: 'VIDEO',
+        module: 0,
+        videoUrl: SAMPLE_VIDEO,
+        durationSeconds: 420,
+        blocks: [{ id: 'intro-video', type: 'video', url: SAMPLE_VIDEO }],
+      },
       { key: 'variables', title: 'What is a variable?', type: 'TEXT', module: 0, content: '# Variables\nA variable stands for a number we do not know yet.' },
       { key: 'worksheet', title: 'Expressions worksheet', type: 'PDF', module: 0, content: 'https://media.example.org/lms-demo/expressions.pdf' },
       { key: 'quiz', title: 'Expressions quiz', type: 'QUIZ', module: 1 },
@@ -77,7 +85,13 @@ const COURSES: CourseSeed[] = [
     enrollStudents: 6,
     lessons: [
       { key: 'cells', title: 'The cell', type: 'VIDEO', module: 0, videoUrl: SAMPLE_VIDEO, durationSeconds: 600, blocks: [{ id: 'cell-video', type: 'video', url: SAMPLE_VIDEO }] },
-      { key: 'check', title: 'Check your understanding', type: 'INTERACTIVE', module: 0, blocks: [{ id: 'q1', type: 'question', prompt: 'Which organelle makes energy?', options: ['Nucleus', 'Mitochondrion'], correctAnswer: 'Mitochondrion' }] },
+      {
+        key: 'check',
+        title: 'Check your understanding',
+        type: 'INTERACTIVE',
+        module: 0,
+        blocks: [{ id: 'q1', type: 'question', prompt: 'Which organelle makes energy?', options: ['Nucleus', 'Mitochondrion'], correctAnswer: 'Mitochondrion' }],
+      },
       { key: 'lab', title: 'Virtual microscope lab', type: 'SCORM', module: 1 },
       { key: 'live', title: 'Live Q&A with the teacher', type: 'LIVE', module: 1 },
       { key: 'ecosystems', title: 'Ecosystems', type: 'TEXT', module: 1, unlockAfterDays: 7, content: 'How living things depend on each other.' },
@@ -113,7 +127,10 @@ export async function seedInstitution(db: Db, clock: Clock, institutionId: strin
   const now = clock.now();
   const ownerId = fixtures?.teacher.id ?? ownerFallback ?? 'seed-teacher';
   const students = fixtures?.students.map((s) => s.contact.id) ?? [];
-  const [existing] = await db.select({ n: sql<number>`count(*)::int` }).from(courses).where(and(eq(courses.institutionId, institutionId), sql`${courses.id} like 'seed\\_%'`));
+  const [existing] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(courses)
+    .where(and(eq(courses.institutionId, institutionId), sql`${courses.id} like 'seed\\_%'`));
   const created = existing.n === 0;
   let lessonCount = 0;
   let enrollmentCount = 0;
@@ -150,7 +167,10 @@ export async function seedInstitution(db: Db, clock: Clock, institutionId: strin
         })
         .onConflictDoNothing();
       for (const [i, title] of c.modules.entries()) {
-        await tx.insert(courseModules).values({ id: seedId(institutionId, c.key, 'm', String(i)), institutionId, courseId, title, order: i, createdAt: now, updatedAt: now }).onConflictDoNothing();
+        await tx
+          .insert(courseModules)
+          .values({ id: seedId(institutionId, c.key, 'm', String(i)), institutionId, courseId, title, order: i, createdAt: now, updatedAt: now })
+          .onConflictDoNothing();
       }
       for (const [i, l] of c.lessons.entries()) {
         lessonCount++;
@@ -190,10 +210,23 @@ export async function seedInstitution(db: Db, clock: Clock, institutionId: strin
       for (const key of ['welcome', 'variables']) {
         await tx
           .insert(lessonProgress)
-          .values({ id: seedId(institutionId, 'p', key, first), institutionId, enrollmentId, lessonId: seedId(institutionId, 'algebra', key), studentId: first, completed: true, completedAt: now, progressPercent: 100, updatedAt: now })
+          .values({
+            id: seedId(institutionId, 'p', key, first),
+            institutionId,
+            enrollmentId,
+            lessonId: seedId(institutionId, 'algebra', key),
+            studentId: first,
+            completed: true,
+            completedAt: now,
+            progressPercent: 100,
+            updatedAt: now,
+          })
           .onConflictDoNothing();
       }
-      await tx.update(enrollments).set({ progress: 40, lastAccessedAt: now }).where(and(eq(enrollments.id, enrollmentId), eq(enrollments.progress, 0)));
+      await tx
+        .update(enrollments)
+        .set({ progress: 40, lastAccessedAt: now })
+        .where(and(eq(enrollments.id, enrollmentId), eq(enrollments.progress, 0)));
     }
   });
   return { institutionId, courses: COURSES.length, lessons: lessonCount, enrollments: enrollmentCount, created };
@@ -210,6 +243,7 @@ export async function runSeedCli(config: Config) {
   if (config.isProduction) throw new Error('lms seed refuses to run with NODE_ENV=production');
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
   await database.migrate();
-  for (const r of await seedDemo(database.db)) console.log(`[lms] seeded ${r.institutionId}: ${r.courses} courses, ${r.lessons} lessons, ${r.enrollments} enrollments${r.created ? '' : ' (already present)'}`);
+  for (const r of await seedDemo(database.db))
+    console.log(`[lms] seeded ${r.institutionId}: ${r.courses} courses, ${r.lessons} lessons, ${r.enrollments} enrollments${r.created ? '' : ' (already present)'}`);
   await database.close();
 }

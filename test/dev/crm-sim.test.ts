@@ -54,10 +54,7 @@ interface RawResponse {
 }
 
 /** A raw HTTP exchange with an explicit Host header, so tenant routing is tested as the CRM sees it. */
-function call(
-  path: string,
-  opts: { host?: string; method?: string; key?: string | null; body?: unknown; headers?: Record<string, string> } = {},
-): Promise<RawResponse> {
+function call(path: string, opts: { host?: string; method?: string; key?: string | null; body?: unknown; headers?: Record<string, string> } = {}): Promise<RawResponse> {
   const host = opts.host === undefined ? `demo.${sim.baseDomain}` : opts.host;
   const key = opts.key === undefined ? KEY : opts.key;
   const payload = opts.body === undefined ? undefined : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);

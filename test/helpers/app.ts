@@ -107,9 +107,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
       role: input.role,
       permissions: input.permissions,
       expiresIn: input.expiresIn,
-      ...(isContact
-        ? { contactId: input.id, isContact: true, contactType: input.role === 'PARENT' ? 'CONTACT_PARENT' : 'CONTACT_STUDENT' }
-        : {}),
+      ...(isContact ? { contactId: input.id, isContact: true, contactType: input.role === 'PARENT' ? 'CONTACT_PARENT' : 'CONTACT_STUDENT' } : {}),
     };
     return mintToken(config.AUTH_SECRET, claims, clock.now());
   };

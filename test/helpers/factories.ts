@@ -22,10 +22,7 @@ type LessonInsert = typeof lessons.$inferInsert;
 type EnrollmentInsert = typeof enrollments.$inferInsert;
 
 /** A PUBLISHED course of the demo institution unless told otherwise. */
-export async function createCourse(
-  t: FactoryContext,
-  input: Partial<CourseInsert> & { institutionId?: string; ownerId?: string } = {},
-): Promise<Course> {
+export async function createCourse(t: FactoryContext, input: Partial<CourseInsert> & { institutionId?: string; ownerId?: string } = {}): Promise<Course> {
   const now = t.clock.now();
   const [row] = await t.db
     .insert(courses)
@@ -45,10 +42,7 @@ export async function createCourse(
 }
 
 /** A TEXT lesson of `courseId` (institution taken from the course unless given), order 1. */
-export async function createLesson(
-  t: FactoryContext,
-  input: Partial<LessonInsert> & { courseId: string },
-): Promise<Lesson> {
+export async function createLesson(t: FactoryContext, input: Partial<LessonInsert> & { courseId: string }): Promise<Lesson> {
   const institutionId = input.institutionId ?? (await institutionOfCourse(t, input.courseId));
   const now = t.clock.now();
   const [row] = await t.db
@@ -68,10 +62,7 @@ export async function createLesson(
 }
 
 /** An ACTIVE enrollment of `studentId` in `courseId` (institution taken from the course unless given). */
-export async function enroll(
-  t: FactoryContext,
-  input: Partial<EnrollmentInsert> & { courseId: string; studentId: string },
-): Promise<Enrollment> {
+export async function enroll(t: FactoryContext, input: Partial<EnrollmentInsert> & { courseId: string; studentId: string }): Promise<Enrollment> {
   const institutionId = input.institutionId ?? (await institutionOfCourse(t, input.courseId));
   const now = t.clock.now();
   const status = input.status ?? 'ACTIVE';

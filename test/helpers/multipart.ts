@@ -1,7 +1,5 @@
 /** Multipart bodies, built by hand so every header of a part is under the test's control. */
-export type Part =
-  | { name: string; value: string }
-  | { name: string; filename: string; contentType?: string | null; data: string | Buffer };
+export type Part = { name: string; value: string } | { name: string; filename: string; contentType?: string | null; data: string | Buffer };
 
 export function multipart(parts: Part[]) {
   const boundary = `----lmsTestBoundary${Math.random().toString(16).slice(2)}`;
@@ -20,4 +18,3 @@ export function multipart(parts: Part[]) {
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { body: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
 }
-

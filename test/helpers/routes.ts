@@ -108,10 +108,7 @@ const pathOf = (url: string) => {
  * track), two ACTIVE enrollments, the first student's note, bookmark and block answer, and a
  * registered file, all in the institution of `institutionId`, created through the API.
  */
-export async function buildFixture(
-  t: TestApp,
-  opts: { institutionId?: string; adminId?: string; studentId?: string; otherStudentId?: string } = {},
-): Promise<Fixture> {
+export async function buildFixture(t: TestApp, opts: { institutionId?: string; adminId?: string; studentId?: string; otherStudentId?: string } = {}): Promise<Fixture> {
   const institutionId = opts.institutionId ?? 'inst_demo';
   const studentId = opts.studentId ?? DEMO_STUDENT_ID;
   const otherStudentId = opts.otherStudentId ?? DEMO_SIBLING_ID;
@@ -152,31 +149,16 @@ export async function buildFixture(
   expect(cap.statusCode, cap.body).toBe(201);
   const captionId = cap.json().data.id as string;
 
-  const bulk = await okData(
-    await t.request('POST', `/api/courses/${course.id}/enrollments`, { token: admin, body: { studentIds: [studentId, otherStudentId] } }),
-    200,
-  );
+  const bulk = await okData(await t.request('POST', `/api/courses/${course.id}/enrollments`, { token: admin, body: { studentIds: [studentId, otherStudentId] } }), 200);
   expect(bulk.enrolled).toHaveLength(2);
   const enrollmentId = bulk.enrolled.find((e: { studentId: string }) => e.studentId === studentId).id as string;
 
-  const note = await okData(
-    await t.request('POST', `/api/lessons/${lesson.id}/notes`, { token: student, body: { content: secrets[0], timestampSeconds: 5 } }),
-    201,
-  );
-  const bookmark = await okData(
-    await t.request('POST', `/api/lessons/${lesson.id}/bookmarks`, { token: student, body: { timestampSeconds: 7, label: secrets[1] } }),
-    201,
-  );
-  await okData(
-    await t.request('POST', `/api/lessons/${lesson.id}/blocks/${blockId}/answer`, { token: student, body: { answer: secrets[2] } }),
-    200,
-  );
+  const note = await okData(await t.request('POST', `/api/lessons/${lesson.id}/notes`, { token: student, body: { content: secrets[0], timestampSeconds: 5 } }), 201);
+  const bookmark = await okData(await t.request('POST', `/api/lessons/${lesson.id}/bookmarks`, { token: student, body: { timestampSeconds: 7, label: secrets[1] } }), 201);
+  await okData(await t.request('POST', `/api/lessons/${lesson.id}/blocks/${blockId}/answer`, { token: student, body: { answer: secrets[2] } }), 200);
 
   const bytes = 'hello file';
-  const presign = await okData(
-    await t.request('POST', '/api/upload', { token: admin, body: { fileName: 'a.txt', contentType: 'text/plain', size: bytes.length } }),
-    200,
-  );
+  const presign = await okData(await t.request('POST', '/api/upload', { token: admin, body: { fileName: 'a.txt', contentType: 'text/plain', size: bytes.length } }), 200);
   const put = await t.app.inject({
     method: 'PUT',
     url: pathOf(presign.uploadUrl),

@@ -106,7 +106,10 @@ async function freshLesson(blocks: LessonBlock[] = BLOCKS) {
 }
 
 async function defaultsOf(lesson: string, blockId: string | null) {
-  const rows = await t.db.select().from(captionTracks).where(and(eq(captionTracks.lessonId, lesson), eq(captionTracks.isDefault, true)));
+  const rows = await t.db
+    .select()
+    .from(captionTracks)
+    .where(and(eq(captionTracks.lessonId, lesson), eq(captionTracks.isDefault, true)));
   return rows.filter((r) => r.blockId === blockId);
 }
 
@@ -362,9 +365,7 @@ describe('defaults and ordering', () => {
     const existing = await Promise.all([1, 2, 3].map((i) => upload(t, lesson, { token: teacher, label: `E${i}`, blockId: 'v1' })));
     const results = await Promise.all([
       ...[1, 2, 3, 4, 5, 6].map((i) => upload(t, lesson, { token: teacher, label: `R${i}`, blockId: 'v1', isDefault: 'true' })),
-      ...existing.map((e) =>
-        t.request('PATCH', `/api/lessons/${lesson}/captions/${e.body.data.id}`, { token: teacher, body: { isDefault: true } }),
-      ),
+      ...existing.map((e) => t.request('PATCH', `/api/lessons/${lesson}/captions/${e.body.data.id}`, { token: teacher, body: { isDefault: true } })),
     ]);
     for (const r of results) expect([200, 201, 409], r.raw).toContain(r.status);
     expect(results.filter((r) => r.status < 300).length).toBeGreaterThan(0);

@@ -16,7 +16,16 @@ import { jobs } from '../../src/platform/queue/queue.tables.js';
 import { assertWebLinks, learnerBlocks } from '../../src/modules/courses/lesson-content.js';
 
 const DAY = 86_400_000;
-const QUESTION = { id: 'q1', type: 'question', prompt: 'Which organelle makes energy?', options: [{ id: 'a', text: 'Nucleus', isCorrect: false }, { id: 'b', text: 'Mitochondrion', isCorrect: true }], correctAnswer: 'b' };
+const QUESTION = {
+  id: 'q1',
+  type: 'question',
+  prompt: 'Which organelle makes energy?',
+  options: [
+    { id: 'a', text: 'Nucleus', isCorrect: false },
+    { id: 'b', text: 'Mitochondrion', isCorrect: true },
+  ],
+  correctAnswer: 'b',
+};
 const VTT = 'WEBVTT\n\n00:00.000 --> 00:02.000\nHello\n';
 
 let t: TestApp;
@@ -43,7 +52,13 @@ async function course() {
   const mod = expectOk(await t.request('POST', `/api/courses/${c.id}/modules`, { token: teacher, body: { title: 'Week 1' } }), 201);
   const lesson = async (body: Record<string, unknown>) =>
     expectOk(await t.request('POST', `/api/courses/${c.id}/lessons`, { token: teacher, body: { moduleId: mod.id, ...body } }), 201);
-  const video = await lesson({ title: 'Video', type: 'VIDEO', videoUrl: 'https://cdn.example/v.mp4', content: 'Transcript text', blocks: [{ id: 'v', type: 'video', url: 'https://cdn.example/v.mp4' }] });
+  const video = await lesson({
+    title: 'Video',
+    type: 'VIDEO',
+    videoUrl: 'https://cdn.example/v.mp4',
+    content: 'Transcript text',
+    blocks: [{ id: 'v', type: 'video', url: 'https://cdn.example/v.mp4' }],
+  });
   const quiz = await lesson({ title: 'Check', type: 'INTERACTIVE', content: 'Answer this', blocks: [QUESTION] });
   const locked = await lesson({ title: 'Later', type: 'TEXT', content: 'Secret week-2 text', unlockAfterDays: 7, blocks: [QUESTION] });
   const { body, headers } = multipart([
@@ -53,7 +68,14 @@ async function course() {
   ]);
   const caption = expectOk(await t.request('POST', `/api/lessons/${video.id}/captions`, { token: teacher, body, headers }), 201);
   const lockedCaption = expectOk(
-    await t.request('POST', `/api/lessons/${locked.id}/captions`, { token: teacher, ...multipart([{ name: 'language', value: 'en' }, { name: 'label', value: 'English' }, { name: 'file', filename: 'en.vtt', data: VTT }]) }),
+    await t.request('POST', `/api/lessons/${locked.id}/captions`, {
+      token: teacher,
+      ...multipart([
+        { name: 'language', value: 'en' },
+        { name: 'label', value: 'English' },
+        { name: 'file', filename: 'en.vtt', data: VTT },
+      ]),
+    }),
     201,
   );
   return { course: c, video, quiz, locked, caption, lockedCaption };
@@ -80,7 +102,17 @@ describe('course outline (GET /api/courses/:id/modules)', () => {
     const [mod] = expectOk(await t.request('GET', `/api/courses/${c.course.id}/modules`, { token: await student(21) }));
     const [video, quiz, locked] = mod.lessons;
     expect(video).toMatchObject({ content: 'Transcript text', videoUrl: 'https://cdn.example/v.mp4', locked: false });
-    expect(quiz.blocks).toEqual([{ id: 'q1', type: 'question', prompt: QUESTION.prompt, options: [{ id: 'a', text: 'Nucleus' }, { id: 'b', text: 'Mitochondrion' }] }]);
+    expect(quiz.blocks).toEqual([
+      {
+        id: 'q1',
+        type: 'question',
+        prompt: QUESTION.prompt,
+        options: [
+          { id: 'a', text: 'Nucleus' },
+          { id: 'b', text: 'Mitochondrion' },
+        ],
+      },
+    ]);
     expect(locked).toMatchObject({ content: null, blocks: [], locked: true, lockReason: 'UNLOCK_AFTER_DAYS' });
   });
 
@@ -136,7 +168,12 @@ describe('answer keys', () => {
     }
     const rows = await t.db.select().from(blockAnswers).where(eq(blockAnswers.lessonId, c.locked.id));
     expect(rows).toHaveLength(0);
-    expect(await t.db.select().from(blockAnswers).where(and(eq(blockAnswers.lessonId, c.quiz.id), eq(blockAnswers.studentId, OVERDUE)))).toHaveLength(0);
+    expect(
+      await t.db
+        .select()
+        .from(blockAnswers)
+        .where(and(eq(blockAnswers.lessonId, c.quiz.id), eq(blockAnswers.studentId, OVERDUE))),
+    ).toHaveLength(0);
   });
 });
 
@@ -170,7 +207,10 @@ describe('learner events', () => {
   it('are refused on a locked lesson before anything is written', async () => {
     const c = await course();
     await enroll(t, { courseId: c.course.id, studentId: 'c_demo_stu_26' });
-    const res = await t.request('POST', `/api/lessons/${c.locked.id}/events`, { token: await student(26), body: { events: [{ type: 'play', positionSeconds: 3 }, { type: 'complete' }] } });
+    const res = await t.request('POST', `/api/lessons/${c.locked.id}/events`, {
+      token: await student(26),
+      body: { events: [{ type: 'play', positionSeconds: 3 }, { type: 'complete' }] },
+    });
     expectError(res, 403, 'LESSON_LOCKED');
     expect(await t.db.select().from(learnerEvents).where(eq(learnerEvents.lessonId, c.locked.id))).toHaveLength(0);
     expect(await t.db.select().from(lessonProgress).where(eq(lessonProgress.lessonId, c.locked.id))).toHaveLength(0);
@@ -179,7 +219,10 @@ describe('learner events', () => {
   it('store events and the progress they imply together', async () => {
     const c = await course();
     await enroll(t, { courseId: c.course.id, studentId: 'c_demo_stu_27' });
-    const data = expectOk(await t.request('POST', `/api/lessons/${c.video.id}/events`, { token: await student(27), body: { events: [{ type: 'play', positionSeconds: 12.7 }, { type: 'ended' }] } }), 201);
+    const data = expectOk(
+      await t.request('POST', `/api/lessons/${c.video.id}/events`, { token: await student(27), body: { events: [{ type: 'play', positionSeconds: 12.7 }, { type: 'ended' }] } }),
+      201,
+    );
     expect(data).toMatchObject({ recorded: 2, progress: { completed: true, positionSeconds: 12 } });
     expect(await t.db.select().from(learnerEvents).where(eq(learnerEvents.lessonId, c.video.id))).toHaveLength(2);
   });
@@ -205,7 +248,10 @@ describe('assessed lessons are not self-certified', () => {
     }
     const [row] = await t.db.select().from(enrollments).where(eq(enrollments.id, e.id));
     expect(row).toMatchObject({ status: 'ACTIVE', finalScore: null });
-    const done = await t.db.select().from(lessonProgress).where(and(eq(lessonProgress.enrollmentId, e.id), eq(lessonProgress.completed, true)));
+    const done = await t.db
+      .select()
+      .from(lessonProgress)
+      .where(and(eq(lessonProgress.enrollmentId, e.id), eq(lessonProgress.completed, true)));
     expect(done.map((p) => p.lessonId)).toEqual([text.id]);
   });
 });
@@ -218,7 +264,10 @@ describe('links', () => {
     const c = await createCourse(t, { ownerId: 'u_demo_teacher' });
     res = await t.request('POST', `/api/courses/${c.id}/lessons`, { token: teacher, body: { title: 'X', type: 'VIDEO', videoUrl: 'data:text/html;base64,PHNjcmlwdD4=' } });
     expect(failingFields(res)).toEqual(['body.videoUrl']);
-    res = await t.request('POST', `/api/courses/${c.id}/lessons`, { token: teacher, body: { title: 'X', type: 'TEXT', blocks: [{ id: 'l', type: 'link', href: 'javascript:alert(1)' }] } });
+    res = await t.request('POST', `/api/courses/${c.id}/lessons`, {
+      token: teacher,
+      body: { title: 'X', type: 'TEXT', blocks: [{ id: 'l', type: 'link', href: 'javascript:alert(1)' }] },
+    });
     expectError(res, 400, 'VALIDATION_ERROR');
     expect(failingFields(res)).toEqual(['body.blocks.0.href']);
     expectOk(await t.request('PATCH', `/api/courses/${c.id}`, { token: teacher, body: { thumbnailUrl: 'http://cdn.example/t.png' } }));

@@ -355,7 +355,14 @@ describe('lessons', () => {
     const course = await newCourse();
     const res = await t.request('POST', `/api/courses/${course.id}/lessons`, {
       token: teacher,
-      body: { title: 'Blocks', type: 'INTERACTIVE', blocks: [{ id: 'b1', type: 'choice' }, { id: 'b1', type: 'text' }] },
+      body: {
+        title: 'Blocks',
+        type: 'INTERACTIVE',
+        blocks: [
+          { id: 'b1', type: 'choice' },
+          { id: 'b1', type: 'text' },
+        ],
+      },
     });
     expectError(res, 400, 'VALIDATION_ERROR');
   });

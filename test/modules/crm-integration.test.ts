@@ -210,7 +210,10 @@ describe('completion push', () => {
     const failed = await outboxRow(row.id);
     expect(failed).toMatchObject({ status: 'FAILED', attempts: 1 });
     expect(failed.lastError).toBeTruthy();
-    const [job] = await t.db.select().from(jobs).where(and(eq(jobs.name, 'crm.pushCompletion'), eq(jobs.status, 'queued')));
+    const [job] = await t.db
+      .select()
+      .from(jobs)
+      .where(and(eq(jobs.name, 'crm.pushCompletion'), eq(jobs.status, 'queued')));
     expect(job.payload.completionId).toBe(row.id);
     expect(job.runAt.getTime()).toBe(t.clock.now().getTime() + retryDelayMs(1));
 

@@ -40,11 +40,10 @@ describe('enrollment list names', () => {
     t.clock.advance(61_000);
     t.crmSim.resetRecords();
     await list();
-    expect(lookups().map((r) => r.path).sort()).toEqual([
-      '/api/lms/contact/c_gone_1',
-      '/api/lms/contact/c_gone_2',
-      '/api/lms/user/c_gone_1',
-      '/api/lms/user/c_gone_2',
-    ]);
+    expect(
+      lookups()
+        .map((r) => r.path)
+        .sort(),
+    ).toEqual(['/api/lms/contact/c_gone_1', '/api/lms/contact/c_gone_2', '/api/lms/user/c_gone_1', '/api/lms/user/c_gone_2']);
   });
 });

@@ -70,9 +70,7 @@ describe('POST /api/courses/:id/enroll', () => {
 
   it('lets ten students race for three seats: exactly three win', async () => {
     const course = await createCourse(t, { maxEnrollments: 3 });
-    const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => t.request('POST', `/api/courses/${course.id}/enroll`, { token: students[stu(i + 7)] })),
-    );
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => t.request('POST', `/api/courses/${course.id}/enroll`, { token: students[stu(i + 7)] })));
     expect(results.filter((r) => r.status === 201)).toHaveLength(3);
     expect(results.filter((r) => r.status === 409 && r.body.error.code === 'COURSE_FULL')).toHaveLength(7);
     expect(await rowsOf(course.id)).toHaveLength(3);
@@ -191,7 +189,10 @@ describe('GET /api/courses/:id/enrollments and /:studentId', () => {
     expectError(await t.request('GET', `/api/courses/${course.id}/enrollments`, { token: northTeacher }), 404, 'NOT_FOUND');
     expectError(await t.request('GET', `/api/courses/${course.id}/enrollments/${stu(1)}`, { token: northTeacher }), 404, 'NOT_FOUND');
     expectError(await t.request('DELETE', `/api/courses/${course.id}/enrollments/${stu(1)}`, { token: northTeacher }), 404, 'NOT_FOUND');
-    const [row] = await t.db.select().from(enrollments).where(and(eq(enrollments.courseId, course.id), eq(enrollments.studentId, stu(1))));
+    const [row] = await t.db
+      .select()
+      .from(enrollments)
+      .where(and(eq(enrollments.courseId, course.id), eq(enrollments.studentId, stu(1))));
     expect(row.status).toBe('ACTIVE');
   });
 });

@@ -60,7 +60,10 @@ describe('GET /api/learn/:courseId and /api/learn/:courseId/:lessonId', () => {
     await enroll(t, { courseId: course.id, studentId: stu(1) });
     const data = expectOk(await t.request('GET', `/api/learn/${course.id}/${lessons[1].id}`, { token: student(1) }));
     expect(data).toMatchObject({ lesson: { id: lessons[1].id, title: 'Lesson 2' }, progress: null, previousLessonId: lessons[0].id, nextLessonId: lessons[2].id });
-    const [row] = await t.db.select().from(enrollments).where(and(eq(enrollments.courseId, course.id), eq(enrollments.studentId, stu(1))));
+    const [row] = await t.db
+      .select()
+      .from(enrollments)
+      .where(and(eq(enrollments.courseId, course.id), eq(enrollments.studentId, stu(1))));
     expect(row.lastAccessedAt?.toISOString()).toBe(t.clock.now().toISOString());
   });
 
@@ -160,7 +163,10 @@ describe('POST /api/lessons/:id/progress', () => {
     expect(data).toMatchObject({ completed: true, progressPercent: 100, progress: 25 });
     data = expectOk(await progress(student(7), lessons[1].id, { progressPercent: 100 }));
     expect(data).toMatchObject({ completed: true, progress: 50 });
-    const rows = await t.db.select().from(lessonProgress).where(eq(lessonProgress.studentId, stu(7)));
+    const rows = await t.db
+      .select()
+      .from(lessonProgress)
+      .where(eq(lessonProgress.studentId, stu(7)));
     expect(rows).toHaveLength(2);
   });
 
@@ -242,7 +248,13 @@ describe('course completion', () => {
     // The student sees the certificate with a download URL; nobody else does.
     const mine = await t.request('GET', '/api/certificates', { token: student(11) });
     expect(expectOk(mine)).toEqual([
-      expect.objectContaining({ id: certs[0].id, courseId: course.id, certificateNumber: certs[0].certificateNumber, verificationCode: certs[0].verificationCode, pdfUrl: expect.any(String) }),
+      expect.objectContaining({
+        id: certs[0].id,
+        courseId: course.id,
+        certificateNumber: certs[0].certificateNumber,
+        verificationCode: certs[0].verificationCode,
+        pdfUrl: expect.any(String),
+      }),
     ]);
     expect(mine.body.meta).toEqual({ total: 1, page: 1, perPage: 20, totalPages: 1 });
     expect(expectOk(await t.request('GET', '/api/certificates', { token: student(12) }))).toEqual([]);
@@ -339,7 +351,12 @@ describe('batched, PDF and event progress', () => {
     });
     expectError(res, 400, 'VALIDATION_ERROR');
     expect(failingFields(res)).toEqual(['body.items.1.lessonId']);
-    expect(await t.db.select().from(lessonProgress).where(eq(lessonProgress.studentId, stu(16)))).toHaveLength(0);
+    expect(
+      await t.db
+        .select()
+        .from(lessonProgress)
+        .where(eq(lessonProgress.studentId, stu(16))),
+    ).toHaveLength(0);
     expectError(await t.request('POST', `/api/lessons/${lessons[0].id}/progress-v2`, { token: student(16), body: { items: [] } }), 400, 'VALIDATION_ERROR');
   });
 
@@ -403,18 +420,29 @@ describe('interactive block answers', () => {
     const lesson = await createLesson(t, {
       courseId: course.id,
       type: 'INTERACTIVE',
-      blocks: [{ id: 'q1', type: 'choice', correctAnswer: 'b' }, { id: 'free', type: 'text' }],
+      blocks: [
+        { id: 'q1', type: 'choice', correctAnswer: 'b' },
+        { id: 'free', type: 'text' },
+      ],
     });
     await enroll(t, { courseId: course.id, studentId: stu(21) });
     await enroll(t, { courseId: course.id, studentId: stu(22) });
     const url = `/api/lessons/${lesson.id}/blocks/q1/answer`;
     expect(expectOk(await t.request('GET', url, { token: student(21) }))).toBeNull();
-    expect(expectOk(await t.request('POST', url, { token: student(21), body: { answer: 'a' } }))).toMatchObject({ lessonId: lesson.id, blockId: 'q1', answer: 'a', isCorrect: false });
+    expect(expectOk(await t.request('POST', url, { token: student(21), body: { answer: 'a' } }))).toMatchObject({
+      lessonId: lesson.id,
+      blockId: 'q1',
+      answer: 'a',
+      isCorrect: false,
+    });
     t.clock.advance(1000);
     expect(expectOk(await t.request('POST', url, { token: student(21), body: { answer: 'b' } }))).toMatchObject({ answer: 'b', isCorrect: true });
     expect(expectOk(await t.request('GET', url, { token: student(21) }))).toMatchObject({ answer: 'b', isCorrect: true, updatedAt: t.clock.now().toISOString() });
     expect(expectOk(await t.request('GET', url, { token: student(22) }))).toBeNull();
-    expect(expectOk(await t.request('POST', `/api/lessons/${lesson.id}/blocks/free/answer`, { token: student(22), body: { answer: { text: 'hi' } } }))).toMatchObject({ isCorrect: null, answer: { text: 'hi' } });
+    expect(expectOk(await t.request('POST', `/api/lessons/${lesson.id}/blocks/free/answer`, { token: student(22), body: { answer: { text: 'hi' } } }))).toMatchObject({
+      isCorrect: null,
+      answer: { text: 'hi' },
+    });
     expectError(await t.request('POST', `/api/lessons/${lesson.id}/blocks/nope/answer`, { token: student(21), body: { answer: 'a' } }), 404, 'NOT_FOUND');
     expectError(await t.request('POST', url, { token: student(21), body: {} }), 400, 'VALIDATION_ERROR');
     expectError(await t.request('POST', url, { token: student(23), body: { answer: 'b' } }), 403, 'ENROLLMENT_REQUIRED');

@@ -77,7 +77,6 @@ async function addBookmark(token: string, lessonId: string, body: Record<string,
 const noteRow = async (id: string) => (await t.db.select().from(lessonNotes).where(eq(lessonNotes.id, id)))[0];
 const bookmarkRow = async (id: string) => (await t.db.select().from(lessonBookmarks).where(eq(lessonBookmarks.id, id)))[0];
 
-
 // ────────────────────────────────────────────────────────────────────────────────
 describe('POST /api/lessons/:id/notes', () => {
   it('creates a note with trimmed content, the owner and the enrollment', async () => {
@@ -258,11 +257,7 @@ describe('PATCH /api/lessons/:id/notes/:noteId', () => {
       const res = await t.request('PATCH', `${notesUrl(lessonId)}/${note.id}`, { token: s1, body });
       expectError(res, 400, 'VALIDATION_ERROR');
     }
-    expectError(
-      await t.request('PATCH', `${notesUrl(textA.id)}/${textNote.id}`, { token: s1, body: { timestampSeconds: 3 } }),
-      400,
-      'VALIDATION_ERROR',
-    );
+    expectError(await t.request('PATCH', `${notesUrl(textA.id)}/${textNote.id}`, { token: s1, body: { timestampSeconds: 3 } }), 400, 'VALIDATION_ERROR');
     expect(await noteRow(note.id)).toMatchObject({ content: 'keep me', timestampSeconds: 7 });
     const ok = await t.request('PATCH', `${notesUrl(videoA.id)}/${note.id}`, { token: s1, body: { content: 'x'.repeat(10_000) } });
     expect(ok.status).toBe(200);
@@ -330,22 +325,22 @@ describe('bookmarks of a lesson', () => {
   it('accepts a label of 120 characters (after trimming) and refuses 121', async () => {
     const b = await addBookmark(s1, videoA.id, { timestampSeconds: 3, label: ` ${'l'.repeat(120)} ` });
     expect(b.label).toHaveLength(120);
-    expectError(
-      await t.request('POST', bookmarksUrl(videoA.id), { token: s1, body: { timestampSeconds: 3, label: 'l'.repeat(121) } }),
-      400,
-      'VALIDATION_ERROR',
-    );
-    expectError(
-      await t.request('POST', bookmarksUrl(videoA.id), { token: s1, body: { timestampSeconds: 3, label: 12 } }),
-      400,
-      'VALIDATION_ERROR',
-    );
+    expectError(await t.request('POST', bookmarksUrl(videoA.id), { token: s1, body: { timestampSeconds: 3, label: 'l'.repeat(121) } }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('POST', bookmarksUrl(videoA.id), { token: s1, body: { timestampSeconds: 3, label: 12 } }), 400, 'VALIDATION_ERROR');
   });
 
   it('requires timestampSeconds, an integer from 0 to 86,400', async () => {
     expect((await addBookmark(s1, videoA.id, { timestampSeconds: 0 })).timestampSeconds).toBe(0);
     expect((await addBookmark(s1, videoA.id, { timestampSeconds: 86_400 })).timestampSeconds).toBe(86_400);
-    for (const body of [{}, { label: 'x' }, { timestampSeconds: null }, { timestampSeconds: -1 }, { timestampSeconds: 86_401 }, { timestampSeconds: 1.5 }, { timestampSeconds: '10' }]) {
+    for (const body of [
+      {},
+      { label: 'x' },
+      { timestampSeconds: null },
+      { timestampSeconds: -1 },
+      { timestampSeconds: 86_401 },
+      { timestampSeconds: 1.5 },
+      { timestampSeconds: '10' },
+    ]) {
       expectError(await t.request('POST', bookmarksUrl(videoA.id), { token: s1, body }), 400, 'VALIDATION_ERROR');
     }
   });
@@ -525,8 +520,7 @@ describe('GET /api/me/notes', () => {
     for (const content of ['100% done', '100 done', '1000 done', 'a_b', 'axb', 'back\\slash', 'backslash']) {
       await addNote(w, textA.id, { content });
     }
-    const contents = async (search: string) =>
-      (await t.request('GET', '/api/me/notes', { token: w, query: { search } })).body.data.map((n: any) => n.content).sort();
+    const contents = async (search: string) => (await t.request('GET', '/api/me/notes', { token: w, query: { search } })).body.data.map((n: any) => n.content).sort();
     expect(await contents('100%')).toEqual(['100% done']);
     expect(await contents('%')).toEqual(['100% done']);
     expect(await contents('a_b')).toEqual(['a_b']);
@@ -622,8 +616,7 @@ describe('GET /api/me/bookmarks', () => {
     await addBookmark(token, textA.id, { timestampSeconds: 1, label: '50% off' });
     await addBookmark(token, textA.id, { timestampSeconds: 1, label: '500 off' });
     await addBookmark(token, textA.id, { timestampSeconds: 1 }); // null label never matches
-    const labels = async (search: string) =>
-      (await t.request('GET', '/api/me/bookmarks', { token, query: { search } })).body.data.map((r: any) => r.label).sort();
+    const labels = async (search: string) => (await t.request('GET', '/api/me/bookmarks', { token, query: { search } })).body.data.map((r: any) => r.label).sort();
     expect(await labels('SAME TIME')).toEqual(['Same time A', 'Same time B']);
     expect(await labels('0%')).toEqual(['50% off']);
     expect(await labels('5_0')).toEqual([]);

@@ -26,7 +26,10 @@ beforeAll(async () => {
     extraRoutes: (app) => {
       const typed = app.withTypeProvider<ZodTypeProvider>();
       typed.get('/api/test/whoami', async (req) => ({ data: req.session, error: null }));
-      typed.post('/api/test/tenant/:institutionId?', { schema: { body: z.object({ institutionId: z.string().optional() }).optional() } }, async () => ({ data: { ok: true }, error: null }));
+      typed.post('/api/test/tenant/:institutionId?', { schema: { body: z.object({ institutionId: z.string().optional() }).optional() } }, async () => ({
+        data: { ok: true },
+        error: null,
+      }));
       typed.get('/api/test/cron', { config: { auth: 'cron' } }, async () => ({ data: { ran: true }, error: null }));
     },
   });
@@ -79,7 +82,10 @@ describe('session tokens', () => {
   const refusals: Array<[string, () => Promise<string>]> = [
     ['no token', async () => ''],
     ['a bad signature', async () => hs256(claims, 'another-secret-0123456789abcdef')],
-    ['alg none', async () => `${base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${base64url.encode(JSON.stringify({ ...claims, exp: Math.floor(Date.now() / 1000) + 3600 }))}.`],
+    [
+      'alg none',
+      async () => `${base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${base64url.encode(JSON.stringify({ ...claims, exp: Math.floor(Date.now() / 1000) + 3600 }))}.`,
+    ],
     ['HS512 instead of HS256', async () => new SignJWT(claims).setProtectedHeader({ alg: 'HS512' }).setExpirationTime('1h').sign(new TextEncoder().encode(SECRET))],
     ['an expired token', async () => hs256(claims, SECRET, '-1m')],
     ['no institutionId', async () => hs256({ ...claims, institutionId: undefined })],
@@ -160,8 +166,7 @@ describe('webhook signature', () => {
 });
 
 describe('permissions', () => {
-  const s = (role: Session['role'], personId: string, permissions: string[] = []) =>
-    ({ role, personId, permissions }) as unknown as Session;
+  const s = (role: Session['role'], personId: string, permissions: string[] = []) => ({ role, personId, permissions }) as unknown as Session;
   it('canManageCourses: ADMIN, TEACHER or the permissions claim', () => {
     expect(canManageCourses(s('ADMIN', 'a'))).toBe(true);
     expect(canManageCourses(s('TEACHER', 't'))).toBe(true);

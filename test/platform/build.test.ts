@@ -65,7 +65,8 @@ beforeAll(async () => {
       DATA_DIR: join(deployDir, '.data'),
     };
   } else {
-    env = { ...common, NODE_ENV: 'development', LMS_DIST: '1', DATABASE_URL: '', DATA_DIR: join(deployDir, '.data') };
+    // `lms serve` needs a real AUTH_SECRET outside `lms start`, also in development.
+    env = { ...common, NODE_ENV: 'development', LMS_DIST: '1', DATABASE_URL: '', AUTH_SECRET: 'build-test-secret-0123456789abcdef', DATA_DIR: join(deployDir, '.data') };
   }
 }, 180_000);
 

@@ -14,7 +14,7 @@ beforeAll(async () => {
 afterAll(() => database.close());
 
 describe('isUniqueViolation', () => {
-  it('recognises a real unique violation, through Drizzle\'s wrapping, and by constraint name', async () => {
+  it("recognises a real unique violation, through Drizzle's wrapping, and by constraint name", async () => {
     await database.db.execute(sql`insert into conv_t (a, b) values ('x', 'y')`);
     const err = await database.db.execute(sql`insert into conv_t (a, b) values ('x', 'z')`).then(
       () => null,

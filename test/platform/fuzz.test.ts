@@ -126,7 +126,12 @@ async function tokensFor(route: RouteInfo) {
       continue;
     }
     const c = casesFor(route).find((x) => x.where.startsWith('header'))!;
-    const res = await t.app.inject({ method: route.method as never, url: c.url, headers: { authorization: `Bearer ${who.token}`, ...c.headers }, ...(c.payload !== undefined ? { payload: c.payload } : {}) });
+    const res = await t.app.inject({
+      method: route.method as never,
+      url: c.url,
+      headers: { authorization: `Bearer ${who.token}`, ...c.headers },
+      ...(c.payload !== undefined ? { payload: c.payload } : {}),
+    });
     if (res.statusCode !== 403 || !res.body.includes('"FORBIDDEN"')) out.push(who);
   }
   return out;
@@ -161,14 +166,12 @@ const qs = (q: Record<string, string>) => {
 };
 const encodeQuery = (q: Record<string, string>) => Object.fromEntries(Object.entries(q).map(([k, v]) => [k, encodeURIComponent(v)]));
 
-const isDateSchema = (s: JsonSchema | undefined): boolean =>
-  Boolean(s && (s.format === 'date-time' || s.format === 'date' || (s.anyOf ?? s.oneOf ?? []).some(isDateSchema)));
+const isDateSchema = (s: JsonSchema | undefined): boolean => Boolean(s && (s.format === 'date-time' || s.format === 'date' || (s.anyOf ?? s.oneOf ?? []).some(isDateSchema)));
 
 /** Body properties to fuzz: top level, and one level into objects and array items. */
 function bodyPaths(schema: JsonSchema): Array<{ path: string[]; schema: JsonSchema }> {
   const out: Array<{ path: string[]; schema: JsonSchema }> = [];
-  const objectOf = (s: JsonSchema): JsonSchema | undefined =>
-    s?.type === 'object' ? s : (s?.anyOf ?? s?.oneOf ?? []).find((x: JsonSchema) => x.type === 'object');
+  const objectOf = (s: JsonSchema): JsonSchema | undefined => (s?.type === 'object' ? s : (s?.anyOf ?? s?.oneOf ?? []).find((x: JsonSchema) => x.type === 'object'));
   const walk = (s: JsonSchema, prefix: string[], depth: number) => {
     const obj = objectOf(s);
     if (!obj?.properties || depth > 2) return;
@@ -215,10 +218,29 @@ function casesFor(route: RouteInfo): Case[] {
   // query parameters
   for (const p of route.query) {
     for (const v of URL_VALUES) {
-      cases.push({ route, where: `query ${p.name}=${v.name}`, url: url + qs({ ...encodeQuery(query), [p.name]: v.raw }), headers: isJson ? jsonHeaders : undefined, payload: validJson, refused: v.refused });
+      cases.push({
+        route,
+        where: `query ${p.name}=${v.name}`,
+        url: url + qs({ ...encodeQuery(query), [p.name]: v.raw }),
+        headers: isJson ? jsonHeaders : undefined,
+        payload: validJson,
+        refused: v.refused,
+      });
     }
-    cases.push({ route, where: `query ${p.name} repeated`, url: `${url}${qs(encodeQuery(query)) || '?'}&${p.name}=1&${p.name}=2`, headers: isJson ? jsonHeaders : undefined, payload: validJson });
-    cases.push({ route, where: `query ${p.name} 100k`, url: url + qs({ ...encodeQuery(query), [p.name]: 'y'.repeat(100_000) }), headers: isJson ? jsonHeaders : undefined, payload: validJson });
+    cases.push({
+      route,
+      where: `query ${p.name} repeated`,
+      url: `${url}${qs(encodeQuery(query)) || '?'}&${p.name}=1&${p.name}=2`,
+      headers: isJson ? jsonHeaders : undefined,
+      payload: validJson,
+    });
+    cases.push({
+      route,
+      where: `query ${p.name} 100k`,
+      url: url + qs({ ...encodeQuery(query), [p.name]: 'y'.repeat(100_000) }),
+      headers: isJson ? jsonHeaders : undefined,
+      payload: validJson,
+    });
   }
   const u = url + qs(encodeQuery(query));
   // body properties
@@ -262,14 +284,52 @@ function multipartCases(route: RouteInfo, url: string): Case[] {
     payload: Buffer.from(`--B\r\nContent-Type: text/plain\r\n\r\nx\r\n--B--\r\n`),
     headers: { 'content-type': 'multipart/form-data; boundary=B' },
   });
-  add('NUL in label', multipartBody([{ name: 'file', filename: 'track.vtt', data: VTT }, { name: 'language', value: 'en' }, { name: 'label', value: 'a\u0000b' }]), true);
-  add('NUL in language', multipartBody([{ name: 'file', filename: 'track.vtt', data: VTT }, { name: 'language', value: 'e\u0000n' }, { name: 'label', value: 'L' }]), true);
+  add(
+    'NUL in label',
+    multipartBody([
+      { name: 'file', filename: 'track.vtt', data: VTT },
+      { name: 'language', value: 'en' },
+      { name: 'label', value: 'a\u0000b' },
+    ]),
+    true,
+  );
+  add(
+    'NUL in language',
+    multipartBody([
+      { name: 'file', filename: 'track.vtt', data: VTT },
+      { name: 'language', value: 'e\u0000n' },
+      { name: 'label', value: 'L' },
+    ]),
+    true,
+  );
   add('NUL in blockId', good([{ name: 'blockId', value: 'b\u0000' }]), true);
   add('NUL in file name', good([], 'a\u0000.vtt'));
   add('NUL in file content', good([], 'track.vtt', `WEBVTT\n\n00:00.000 --> 00:01.000\na\u0000b\n`));
-  add('invalid UTF-8 in label', multipartBody([{ name: 'file', filename: 'track.vtt', data: VTT }, { name: 'language', value: 'en' }, { name: 'label', value: '\udc00' }]));
-  add('100k label', multipartBody([{ name: 'file', filename: 'track.vtt', data: VTT }, { name: 'language', value: 'en' }, { name: 'label', value: 'x'.repeat(100_000) }]));
-  add('two files', multipartBody([{ name: 'file', filename: 'a.vtt', data: VTT }, { name: 'file', filename: 'b.vtt', data: VTT }, { name: 'language', value: 'en' }, { name: 'label', value: 'L' }]));
+  add(
+    'invalid UTF-8 in label',
+    multipartBody([
+      { name: 'file', filename: 'track.vtt', data: VTT },
+      { name: 'language', value: 'en' },
+      { name: 'label', value: '\udc00' },
+    ]),
+  );
+  add(
+    '100k label',
+    multipartBody([
+      { name: 'file', filename: 'track.vtt', data: VTT },
+      { name: 'language', value: 'en' },
+      { name: 'label', value: 'x'.repeat(100_000) },
+    ]),
+  );
+  add(
+    'two files',
+    multipartBody([
+      { name: 'file', filename: 'a.vtt', data: VTT },
+      { name: 'file', filename: 'b.vtt', data: VTT },
+      { name: 'language', value: 'en' },
+      { name: 'label', value: 'L' },
+    ]),
+  );
   add('file over 1 MB', good([], 'track.vtt', `WEBVTT\n\n${'x'.repeat(1_100_000)}`));
   add('binary file', good([], 'track.vtt', Buffer.from([0xff, 0xfe, 0x00, 0x00, 0xd8, 0x00])));
   add('30 fields', multipartBody([{ name: 'file', filename: 'a.vtt', data: VTT }, ...Array.from({ length: 30 }, (_, i) => ({ name: `f${i}`, value: 'v' }))]));

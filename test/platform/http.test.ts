@@ -16,30 +16,21 @@ beforeAll(async () => {
       typed.get('/api/test/boom', async () => {
         throw new Error('secret internal detail');
       });
-      typed.post(
-        '/api/test/echo',
-        { schema: { body: z.object({ title: z.string().min(1), count: z.number().int() }) } },
-        async (req) => ({ data: req.body, error: null }),
-      );
+      typed.post('/api/test/echo', { schema: { body: z.object({ title: z.string().min(1), count: z.number().int() }) } }, async (req) => ({ data: req.body, error: null }));
       typed.get(
         '/api/test/wrong-shape',
         { schema: { response: { 200: z.object({ data: z.object({ n: z.number() }), error: z.null() }) } } },
         async () => ({ data: { n: 'not a number' }, error: null }) as never,
       );
-      typed.get(
-        '/api/test/extra-field',
-        { schema: { response: { 200: z.object({ data: z.object({ n: z.number() }), error: z.null() }) } } },
-        async () => ({ data: { n: 1, secret: 'hidden' }, error: null }),
-      );
-      typed.get(
-        '/api/test/items',
-        { schema: { querystring: z.object({ ...paginationFields }) } },
-        async (req) => {
-          const page = toPage(req.query);
-          const all = Array.from({ length: 250 }, (_, i) => i);
-          return paged(all.slice((page.page - 1) * page.perPage, page.page * page.perPage), pageMeta(page, all.length));
-        },
-      );
+      typed.get('/api/test/extra-field', { schema: { response: { 200: z.object({ data: z.object({ n: z.number() }), error: z.null() }) } } }, async () => ({
+        data: { n: 1, secret: 'hidden' },
+        error: null,
+      }));
+      typed.get('/api/test/items', { schema: { querystring: z.object({ ...paginationFields }) } }, async (req) => {
+        const page = toPage(req.query);
+        const all = Array.from({ length: 250 }, (_, i) => i);
+        return paged(all.slice((page.page - 1) * page.perPage, page.page * page.perPage), pageMeta(page, all.length));
+      });
     },
   });
   student = await t.token({ role: 'STUDENT', id: 'c_demo_stu_01' });
@@ -191,16 +182,19 @@ describe('response validation', () => {
       env: { RESPONSE_VALIDATION: 'log' },
       logger: { level: 'error', stream: { write: (line: string) => void lines.push(line) } },
       extraRoutes: (app) => {
-        app.withTypeProvider<ZodTypeProvider>().get(
-          '/api/test/wrong-shape',
-          { schema: { response: { 200: z.object({ data: z.object({ n: z.number() }), error: z.null() }) } } },
-          async () => ({ data: { n: 'not a number' }, error: null }) as never,
-        );
-        app.withTypeProvider<ZodTypeProvider>().get(
-          '/api/test/extra-field',
-          { schema: { response: { 200: z.object({ data: z.object({ n: z.number() }), error: z.null() }) } } },
-          async () => ({ data: { n: 1, secret: 'hidden' }, error: null }),
-        );
+        app
+          .withTypeProvider<ZodTypeProvider>()
+          .get(
+            '/api/test/wrong-shape',
+            { schema: { response: { 200: z.object({ data: z.object({ n: z.number() }), error: z.null() }) } } },
+            async () => ({ data: { n: 'not a number' }, error: null }) as never,
+          );
+        app
+          .withTypeProvider<ZodTypeProvider>()
+          .get('/api/test/extra-field', { schema: { response: { 200: z.object({ data: z.object({ n: z.number() }), error: z.null() }) } } }, async () => ({
+            data: { n: 1, secret: 'hidden' },
+            error: null,
+          }));
       },
     });
     try {
@@ -244,7 +238,7 @@ describe('docs', () => {
     }
   });
 
-  it('documents the common error envelopes on every route, without overriding a route\'s own', async () => {
+  it("documents the common error envelopes on every route, without overriding a route's own", async () => {
     const doc = JSON.parse((await t.request('GET', '/openapi.json')).raw);
     const routes = t.app.registeredRoutes.filter((r) => !r.url.startsWith('/api/test/'));
     for (const r of routes) {

@@ -55,8 +55,7 @@ const defs = defineJobs({
 });
 type Defs = typeof defs;
 
-const put = <N extends keyof Defs & string>(name: N, payload: z.input<Defs[N]['payload']>, opts = {}) =>
-  enqueueJob(defs, database.db, clock, name, payload, opts);
+const put = <N extends keyof Defs & string>(name: N, payload: z.input<Defs[N]['payload']>, opts = {}) => enqueueJob(defs, database.db, clock, name, payload, opts);
 
 const worker = (handlers: JobHandlersOf<Defs>, opts: Partial<WorkerOptions<Defs>> = {}) =>
   new Worker<Defs>({ db: database.db, clock, definitions: defs, handlers, log: quiet, ...opts });
@@ -330,9 +329,8 @@ describe('queue: leases', () => {
     expect((await rows())[0]).toMatchObject({ status: 'done', attempts: 1, lockedBy: a.id });
   });
 
-  it('with a real clock: a long job keeps its short lease alive, a dead worker\'s job is reclaimed', async () => {
-    const real = (handlers: JobHandlersOf<Defs>) =>
-      new Worker<Defs>({ db: database.db, clock: systemClock, definitions: defs, handlers, log: quiet, leaseMs: 400 });
+  it("with a real clock: a long job keeps its short lease alive, a dead worker's job is reclaimed", async () => {
+    const real = (handlers: JobHandlersOf<Defs>) => new Worker<Defs>({ db: database.db, clock: systemClock, definitions: defs, handlers, log: quiet, leaseMs: 400 });
     await enqueueJob(defs, database.db, systemClock, 'test.slow', { long: true });
     let aRuns = 0;
     let bRuns = 0;
@@ -446,7 +444,11 @@ describe('queue: recurring jobs', () => {
 
   it('a recurring occurrence that dies does not stop the schedule', async () => {
     clock.set('2026-03-02T09:00:00Z');
-    const w = worker({ 'test.daily': async () => { throw new Error('smtp down'); } });
+    const w = worker({
+      'test.daily': async () => {
+        throw new Error('smtp down');
+      },
+    });
     await w.ensureScheduled();
     clock.set('2026-03-02T07:00:00Z');
     clock.advance(86_400_000);

@@ -61,7 +61,11 @@ function suite(name: string, env: Record<string, string>) {
 
     it('limits anonymous callers by IP', async () => {
       const statuses: number[] = [];
-      for (let i = 0; i < 7; i++) statuses.push((await t.request('GET', '/api/auth/session', { headers: { 'x-forwarded-for': `10.${name.length}.${parseInt(run.slice(-2), 16)}.${parseInt(run.slice(-4, -2), 16)}` } })).status);
+      for (let i = 0; i < 7; i++)
+        statuses.push(
+          (await t.request('GET', '/api/auth/session', { headers: { 'x-forwarded-for': `10.${name.length}.${parseInt(run.slice(-2), 16)}.${parseInt(run.slice(-4, -2), 16)}` } }))
+            .status,
+        );
       expect(statuses.slice(0, 5).every((s) => s === 200)).toBe(true);
       expect(statuses[6]).toBe(429);
     });

@@ -45,7 +45,7 @@ beforeAll(async () => {
       CRM_BASE_DOMAIN: sim.baseDomain,
       CRM_PROTOCOL: sim.protocol,
       CRM_API_KEY: sim.apiKey,
-      LOG_LEVEL: process.env.SHUTDOWN_TEST_LOG ?? "silent",
+      LOG_LEVEL: process.env.SHUTDOWN_TEST_LOG ?? 'silent',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

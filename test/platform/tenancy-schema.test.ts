@@ -40,7 +40,7 @@ describe('composite tenant foreign keys', () => {
     expect(err.constraint).toBe('lessons_course_fk');
   });
 
-  it('refuses a note of institution A on a lesson of institution B, and a note under another tenant\'s enrollment', async () => {
+  it("refuses a note of institution A on a lesson of institution B, and a note under another tenant's enrollment", async () => {
     const courseA = await createCourse(t, { institutionId: A });
     const lessonA = await createLesson(t, { courseId: courseA.id });
     const enrollmentA = await enroll(t, { courseId: courseA.id, studentId: 'c_demo_stu_01' });
@@ -89,7 +89,10 @@ describe('composite tenant foreign keys', () => {
           where c.contype in ('u', 'p') group by c.oid, rel.relname`,
     );
     for (const { table_name } of tenantTables) {
-      expect(uniques.some((u) => u.table_name === table_name && u.cols === 'institution_id,id'), `${table_name} lacks unique (institution_id, id)`).toBe(true);
+      expect(
+        uniques.some((u) => u.table_name === table_name && u.cols === 'institution_id,id'),
+        `${table_name} lacks unique (institution_id, id)`,
+      ).toBe(true);
     }
     const fks = await rawRows<{ name: string; first: string; ref_table: string }>(
       t.db,
@@ -111,10 +114,7 @@ describe('composite tenant foreign keys', () => {
       values ('mod_del', ${A}, ${course.id}, 'm', 0, now(), now())`);
     const lesson = await createLesson(t, { courseId: course.id, moduleId: 'mod_del' });
     await t.db.execute(sql`delete from course_modules where id = 'mod_del'`);
-    const [row] = await rawRows<{ module_id: string | null; institution_id: string }>(
-      t.db,
-      sql`select module_id, institution_id from lessons where id = ${lesson.id}`,
-    );
+    const [row] = await rawRows<{ module_id: string | null; institution_id: string }>(t.db, sql`select module_id, institution_id from lessons where id = ${lesson.id}`);
     expect(row).toEqual({ module_id: null, institution_id: A });
   });
 });

@@ -12,23 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { rawRows } from '../../src/platform/db/client.js';
-import {
-  NORTH_ADMIN_ID,
-  NORTH_PARENT_ID,
-  NORTH_STUDENT_ID,
-  NORTH_TEACHER_ID,
-  SECOND_INSTITUTION,
-} from '../../src/dev/crm-sim/fixtures.js';
-import {
-  buildFixture,
-  captionForm,
-  documentedRoutes,
-  fillPath,
-  resolvePathParams,
-  sampleFromSchema,
-  type Fixture,
-  type RouteInfo,
-} from '../helpers/routes.js';
+import { NORTH_ADMIN_ID, NORTH_PARENT_ID, NORTH_STUDENT_ID, NORTH_TEACHER_ID, SECOND_INSTITUTION } from '../../src/dev/crm-sim/fixtures.js';
+import { buildFixture, captionForm, documentedRoutes, fillPath, resolvePathParams, sampleFromSchema, type Fixture, type RouteInfo } from '../helpers/routes.js';
 
 /**
  * Routes where an intruder's answer is something other than 404 by design, with the reason.
@@ -102,8 +87,7 @@ async function snapshot(): Promise<Record<string, string>> {
   return out;
 }
 
-const changedTables = (a: Record<string, string>, b: Record<string, string>) =>
-  [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => a[k] !== b[k]);
+const changedTables = (a: Record<string, string>, b: Record<string, string>) => [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => a[k] !== b[k]);
 
 /** Call `route` with these path values as `token`; a valid body so validation passes. */
 async function call(route: RouteInfo, values: Record<string, string>, token: string) {
@@ -130,8 +114,7 @@ async function call(route: RouteInfo, values: Record<string, string>, token: str
   return { status: res.statusCode, code: body?.error?.code as string | undefined, raw: res.body, url };
 }
 
-const fakeValues = (values: Record<string, string>) =>
-  Object.fromEntries(Object.keys(values).map((k) => [k, `00000000-0000-7000-8000-${k.length.toString().padStart(12, '0')}`]));
+const fakeValues = (values: Record<string, string>) => Object.fromEntries(Object.keys(values).map((k) => [k, `00000000-0000-7000-8000-${k.length.toString().padStart(12, '0')}`]));
 
 describe('cross-tenant sweep over every id-taking route', () => {
   it('every path parameter of every documented route maps to a fixture id', () => {
@@ -148,7 +131,7 @@ describe('cross-tenant sweep over every id-taking route', () => {
   });
 
   // Reads first: the write sweep below would, when broken, delete what a leak check looks for.
-  it("a second student of A reads only their own data on every id-taking GET route", async () => {
+  it('a second student of A reads only their own data on every id-taking GET route', async () => {
     const failures: string[] = [];
     for (const route of idRoutes.filter((r) => r.method === 'GET')) {
       const { values, unmapped } = resolvePathParams(route.path, fixture);
@@ -178,11 +161,7 @@ describe('cross-tenant sweep over every id-taking route', () => {
         calls += 2;
         const leaked = fixture.secrets.filter((s) => real.raw.includes(s));
         const sameAsMissing = real.status === fake.status && real.code === fake.code;
-        const ok =
-          leaked.length === 0 &&
-          (real.status === 404 ||
-            (allowed?.statuses.includes(real.status) ?? false) ||
-            (real.status === 403 && sameAsMissing));
+        const ok = leaked.length === 0 && (real.status === 404 || (allowed?.statuses.includes(real.status) ?? false) || (real.status === 403 && sameAsMissing));
         if (!ok) {
           failures.push(
             `${key} as ${who.label}: ${real.status} ${real.code ?? ''} (for a missing id: ${fake.status} ${fake.code ?? ''})` +
@@ -210,13 +189,23 @@ describe('cross-tenant sweep over every id-taking route', () => {
         else if (q.required) query[q.name] = String(sampleFromSchema(q.schema, fixture, q.name));
       }
       const given = new Set(Object.values(query));
-      const aIds = [fixture.courseId, fixture.moduleId, fixture.lessonId, fixture.captionId, fixture.noteId, fixture.bookmarkId, fixture.enrollmentId, fixture.fileId, fixture.fileKey]
-        .filter((id) => !given.has(id));
+      const aIds = [
+        fixture.courseId,
+        fixture.moduleId,
+        fixture.lessonId,
+        fixture.captionId,
+        fixture.noteId,
+        fixture.bookmarkId,
+        fixture.enrollmentId,
+        fixture.fileId,
+        fixture.fileKey,
+      ].filter((id) => !given.has(id));
       for (const who of intruders) {
         const res = await t.app.inject({ method: 'GET', url: fillPath(route.path, values), query, headers: { authorization: `Bearer ${who.token}` } });
         checked++;
         const leaked = [...fixture.secrets, ...aIds].filter((x) => res.body.includes(x));
-        if (res.statusCode >= 500 || leaked.length > 0) failures.push(`GET ${route.path}?${new URLSearchParams(query)} as ${who.label}: ${res.statusCode} leaked [${leaked.join(', ')}]`);
+        if (res.statusCode >= 500 || leaked.length > 0)
+          failures.push(`GET ${route.path}?${new URLSearchParams(query)} as ${who.label}: ${res.statusCode} leaked [${leaked.join(', ')}]`);
       }
     }
     expect(failures, failures.join('\n')).toEqual([]);

@@ -8,11 +8,7 @@ import { startCrmSim, type CrmSim } from './server.js';
  * CRM_SIM_PORT (default 4010), CRM_SIM_HOST (default 127.0.0.1), CRM_SIM_API_KEY
  * (default CRM_API_KEY, else the dev key the service also defaults to).
  */
-export async function runCrmSimCli(
-  env: NodeJS.ProcessEnv = process.env,
-  out: Pick<Console, 'log'> = console,
-  opts: { handleSignals?: boolean } = {},
-): Promise<CrmSim> {
+export async function runCrmSimCli(env: NodeJS.ProcessEnv = process.env, out: Pick<Console, 'log'> = console, opts: { handleSignals?: boolean } = {}): Promise<CrmSim> {
   const sim = await startCrmSim({
     port: Number(env.CRM_SIM_PORT || 4010),
     host: env.CRM_SIM_HOST || '127.0.0.1',

@@ -4,15 +4,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { DEV_CRM_API_KEY } from '../../config.js';
 import type { CompletionPush } from '../../platform/crm/types.js';
-import {
-  attendanceFor,
-  crmFixtures,
-  findContact,
-  findStudent,
-  parentChildren,
-  sectionRoster,
-  type InstitutionFixtures,
-} from './fixtures.js';
+import { attendanceFor, crmFixtures, findContact, findStudent, parentChildren, sectionRoster, type InstitutionFixtures } from './fixtures.js';
 
 /**
  * CRM simulator (DESIGN.md §5): the spec 4.10 surface over real HTTP, with host-based tenant

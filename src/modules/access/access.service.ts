@@ -43,7 +43,11 @@ const OPEN: LockState = { locked: false, unlocksAt: null, reason: null };
 // ── loading ────────────────────────────────────────────────────────────────────
 
 async function loadCourse(ctx: ServiceContext, courseId: string): Promise<Course> {
-  const [course] = await ctx.db.select().from(courses).where(byId(ctx, courses, courseId)).limit(1);
+  const [course] = await ctx.db
+    .select()
+    .from(courses)
+    .where(byId(ctx, courses, courseId))
+    .limit(1);
   if (!course) throw notFound('Course');
   return course;
 }
@@ -64,10 +68,7 @@ async function loadLesson(ctx: ServiceContext, lessonId: string): Promise<Lesson
     .select({ lesson: lessons, course: courses, enrollment: enrollments })
     .from(lessons)
     .innerJoin(courses, sameTenantRef(lessons.courseId, lessons.institutionId, courses))
-    .leftJoin(
-      enrollments,
-      and(eq(enrollments.institutionId, lessons.institutionId), eq(enrollments.courseId, lessons.courseId), eq(enrollments.studentId, ctx.actor.personId)),
-    )
+    .leftJoin(enrollments, and(eq(enrollments.institutionId, lessons.institutionId), eq(enrollments.courseId, lessons.courseId), eq(enrollments.studentId, ctx.actor.personId)))
     .where(byId(ctx, lessons, lessonId))
     .limit(1);
   if (!row) throw notFound('Lesson');
@@ -81,10 +82,20 @@ async function loadLesson(ctx: ServiceContext, lessonId: string): Promise<Lesson
  */
 export async function courseState(ctx: ServiceContext, course: Course, enrollment: Enrollment | null): Promise<CourseState> {
   const [mods, ls, progress] = await Promise.all([
-    ctx.db.select().from(courseModules).where(and(inTenant(ctx, courseModules), eq(courseModules.courseId, course.id))).orderBy(asc(courseModules.order), asc(courseModules.createdAt)),
-    ctx.db.select().from(lessons).where(and(inTenant(ctx, lessons), eq(lessons.courseId, course.id))),
+    ctx.db
+      .select()
+      .from(courseModules)
+      .where(and(inTenant(ctx, courseModules), eq(courseModules.courseId, course.id)))
+      .orderBy(asc(courseModules.order), asc(courseModules.createdAt)),
+    ctx.db
+      .select()
+      .from(lessons)
+      .where(and(inTenant(ctx, lessons), eq(lessons.courseId, course.id))),
     enrollment
-      ? ctx.db.select().from(lessonProgress).where(and(inTenant(ctx, lessonProgress), eq(lessonProgress.enrollmentId, enrollment.id)))
+      ? ctx.db
+          .select()
+          .from(lessonProgress)
+          .where(and(inTenant(ctx, lessonProgress), eq(lessonProgress.enrollmentId, enrollment.id)))
       : Promise.resolve([] as LessonProgress[]),
   ]);
   const ordered = orderedLessons(mods, ls);
@@ -247,7 +258,10 @@ export function requireAccess<A extends AccessAction>(ctx: ServiceContext, actio
  */
 export async function openableLessonIds(ctx: ServiceContext, course: Course): Promise<Set<string>> {
   if (canManageCourses(ctx.actor)) {
-    const rows = await ctx.db.select({ id: lessons.id }).from(lessons).where(and(inTenant(ctx, lessons), eq(lessons.courseId, course.id)));
+    const rows = await ctx.db
+      .select({ id: lessons.id })
+      .from(lessons)
+      .where(and(inTenant(ctx, lessons), eq(lessons.courseId, course.id)));
     return new Set(rows.map((r) => r.id));
   }
   const enrollment = await ownEnrollment(ctx, course.id);

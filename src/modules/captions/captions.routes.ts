@@ -6,15 +6,7 @@ import { AppError } from '../../platform/http/errors.js';
 import { assertCleanInput } from '../../platform/http/input-guard.js';
 import { serviceContext } from '../../platform/context.js';
 import { actorOf, assertSessionTenant } from '../../platform/auth/auth-plugin.js';
-import {
-  SUPPORTED_CAPTION_LANGUAGES,
-  captionParams,
-  captionTrackSchema,
-  captionUpdateBody,
-  captionUploadBodyDoc,
-  lessonParams,
-  transcriptSchema,
-} from './captions.schemas.js';
+import { SUPPORTED_CAPTION_LANGUAGES, captionParams, captionTrackSchema, captionUpdateBody, captionUploadBodyDoc, lessonParams, transcriptSchema } from './captions.schemas.js';
 import * as captions from './captions.service.js';
 import { captionsJobs } from './captions.jobs.js';
 
@@ -100,8 +92,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         },
       },
     },
-    async (req, reply) =>
-      reply.code(201).send(ok(await captions.createCaption(ctxOf(req), req.params.id, () => readCaptionForm(req)))),
+    async (req, reply) => reply.code(201).send(ok(await captions.createCaption(ctxOf(req), req.params.id, () => readCaptionForm(req)))),
   );
 
   r.patch(

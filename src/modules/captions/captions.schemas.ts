@@ -6,13 +6,73 @@ import { z } from 'zod';
  * service is used in. Adding a code is a one-line change.
  */
 export const SUPPORTED_CAPTION_LANGUAGES = [
-  'en', 'zh', 'hi', 'es', 'fr', 'ar', 'bn', 'pt', 'ru', 'ur',
-  'id', 'de', 'ja', 'sw', 'mr', 'te', 'tr', 'ta', 'vi', 'ko',
-  'it', 'fa', 'pl', 'uk', 'nl', 'th', 'ms', 'gu', 'kn', 'pa',
-  'ml', 'or', 'ne', 'si', 'my', 'km', 'tl', 'am', 'ha', 'yo',
-  'ig', 'zu', 'xh', 'af', 'so', 'he', 'el', 'cs', 'sk', 'hu',
-  'ro', 'bg', 'sr', 'hr', 'sv', 'no', 'da', 'fi', 'az', 'kk',
-  'uz', 'ps', 'ca', 'lt', 'lv', 'et', 'sl',
+  'en',
+  'zh',
+  'hi',
+  'es',
+  'fr',
+  'ar',
+  'bn',
+  'pt',
+  'ru',
+  'ur',
+  'id',
+  'de',
+  'ja',
+  'sw',
+  'mr',
+  'te',
+  'tr',
+  'ta',
+  'vi',
+  'ko',
+  'it',
+  'fa',
+  'pl',
+  'uk',
+  'nl',
+  'th',
+  'ms',
+  'gu',
+  'kn',
+  'pa',
+  'ml',
+  'or',
+  'ne',
+  'si',
+  'my',
+  'km',
+  'tl',
+  'am',
+  'ha',
+  'yo',
+  'ig',
+  'zu',
+  'xh',
+  'af',
+  'so',
+  'he',
+  'el',
+  'cs',
+  'sk',
+  'hu',
+  'ro',
+  'bg',
+  'sr',
+  'hr',
+  'sv',
+  'no',
+  'da',
+  'fi',
+  'az',
+  'kk',
+  'uz',
+  'ps',
+  'ca',
+  'lt',
+  'lv',
+  'et',
+  'sl',
 ] as const;
 export type CaptionLanguage = (typeof SUPPORTED_CAPTION_LANGUAGES)[number];
 
@@ -23,12 +83,13 @@ export const MAX_LABEL_LENGTH = 80;
 /** Multipart `isDefault` values that mean true (spec 4.2); anything else is false. */
 export const TRUE_FORM_VALUES = ['true', '1', 'on'] as const;
 
-const LANGUAGE_DOC =
-  `ISO 639-1 code from SUPPORTED_CAPTION_LANGUAGES: ${SUPPORTED_CAPTION_LANGUAGES.join(', ')}`;
+const LANGUAGE_DOC = `ISO 639-1 code from SUPPORTED_CAPTION_LANGUAGES: ${SUPPORTED_CAPTION_LANGUAGES.join(', ')}`;
 
-export const captionLanguageSchema = z.enum(SUPPORTED_CAPTION_LANGUAGES, {
-  error: `language must be an ISO 639-1 code from the supported list (${SUPPORTED_CAPTION_LANGUAGES.join(', ')})`,
-}).describe(LANGUAGE_DOC);
+export const captionLanguageSchema = z
+  .enum(SUPPORTED_CAPTION_LANGUAGES, {
+    error: `language must be an ISO 639-1 code from the supported list (${SUPPORTED_CAPTION_LANGUAGES.join(', ')})`,
+  })
+  .describe(LANGUAGE_DOC);
 
 export const captionLabelSchema = z
   .string()

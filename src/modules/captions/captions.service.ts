@@ -11,14 +11,7 @@ import { newObjectKey } from '../../platform/storage/index.js';
 import { lessons, type Lesson } from '../courses/courses.tables.js';
 import { requireAccess } from '../access/access.service.js';
 import { captionTracks, type CaptionTrack } from './captions.tables.js';
-import {
-  MAX_CAPTION_BYTES,
-  captionUploadFieldsSchema,
-  type CaptionTrackDto,
-  type CaptionUpdate,
-  type Cue,
-  type Transcript,
-} from './captions.schemas.js';
+import { MAX_CAPTION_BYTES, captionUploadFieldsSchema, type CaptionTrackDto, type CaptionUpdate, type Cue, type Transcript } from './captions.schemas.js';
 import { byId, inTenant } from '../../platform/db/tenancy.js';
 
 // ── WebVTT ─────────────────────────────────────────────────────────────────────
@@ -52,17 +45,14 @@ const TRANSCRIPT_TTL_SECONDS = 3600;
 /** Cue text without markup (`<v Speaker>`, `<i>`, timestamps); entities decoded by the parser. */
 function plainText(node: VttNode | null): string {
   if (!node?.children) return '';
-  return node.children
-    .map((c) => (c.type === 'text' ? String(c.value ?? '') : c.type === 'object' ? plainText(c) : ''))
-    .join('');
+  return node.children.map((c) => (c.type === 'text' ? String(c.value ?? '') : c.type === 'object' ? plainText(c) : '')).join('');
 }
 
 function parseVtt(text: string) {
   return new WebVTTParser(HTML_ENTITIES).parse(text, 'metadata');
 }
 
-const toCues = (cues: VttCue[]): Cue[] =>
-  cues.map((c) => ({ start: c.startTime, end: c.endTime, text: plainText(c.tree) || c.text }));
+const toCues = (cues: VttCue[]): Cue[] => cues.map((c) => ({ start: c.startTime, end: c.endTime, text: plainText(c.tree) || c.text }));
 
 // ── transcript cache ───────────────────────────────────────────────────────────
 
@@ -81,7 +71,11 @@ export class TranscriptCache {
     this.lru = new LRUCache({
       max: opts.max ?? 1000,
       maxSize: opts.maxChars ?? 64 * 1024 * 1024,
-      sizeCalculation: (v) => Math.max(1, v.cues.reduce((n, c) => n + c.text.length + 16, 0)),
+      sizeCalculation: (v) =>
+        Math.max(
+          1,
+          v.cues.reduce((n, c) => n + c.text.length + 16, 0),
+        ),
     });
   }
 
@@ -131,13 +125,7 @@ async function findTrack(ctx: ServiceContext, lessonId: string, captionId: strin
   const [row] = await ctx.db
     .select()
     .from(captionTracks)
-    .where(
-      and(
-        inTenant(ctx, captionTracks),
-        eq(captionTracks.lessonId, lessonId),
-        eq(captionTracks.id, captionId),
-      ),
-    )
+    .where(and(inTenant(ctx, captionTracks), eq(captionTracks.lessonId, lessonId), eq(captionTracks.id, captionId)))
     .limit(1);
   if (!row) throw notFound('Caption track');
   return row;
@@ -145,11 +133,7 @@ async function findTrack(ctx: ServiceContext, lessonId: string, captionId: strin
 
 /** The same video as (lesson, blockId): NULL-safe on blockId. */
 const sameVideo = (ctx: ServiceContext, lessonId: string, blockId: string | null): SQL =>
-  and(
-    inTenant(ctx, captionTracks),
-    eq(captionTracks.lessonId, lessonId),
-    blockId === null ? isNull(captionTracks.blockId) : eq(captionTracks.blockId, blockId),
-  ) as SQL;
+  and(inTenant(ctx, captionTracks), eq(captionTracks.lessonId, lessonId), blockId === null ? isNull(captionTracks.blockId) : eq(captionTracks.blockId, blockId)) as SQL;
 
 /**
  * Demote the current default of (lesson, blockId), except `keepId`. The lesson row is locked
@@ -166,13 +150,7 @@ async function demoteDefaults(tx: ServiceContext, lessonId: string, blockId: str
   await tx.db
     .update(captionTracks)
     .set({ isDefault: false })
-    .where(
-      and(
-        sameVideo(tx, lessonId, blockId),
-        eq(captionTracks.isDefault, true),
-        ...(keepId ? [ne(captionTracks.id, keepId)] : []),
-      ),
-    );
+    .where(and(sameVideo(tx, lessonId, blockId), eq(captionTracks.isDefault, true), ...(keepId ? [ne(captionTracks.id, keepId)] : [])));
 }
 
 /** A default change that lost a race retries once; a second loss is 409 CONFLICT, never 500. */
@@ -291,11 +269,7 @@ function checkBlock(lesson: Lesson, blockId: string | null, issues: FieldIssue[]
  * validates everything before anything is written. The file goes to storage under a
  * server-generated key; if the row cannot be written, the object is removed again.
  */
-export async function createCaption(
-  ctx: ServiceContext,
-  lessonId: string,
-  readForm: () => Promise<CaptionForm>,
-): Promise<CaptionTrackDto> {
+export async function createCaption(ctx: ServiceContext, lessonId: string, readForm: () => Promise<CaptionForm>): Promise<CaptionTrackDto> {
   const { lesson } = await requireAccess(ctx, 'lesson.captions', lessonId);
   const form = await readForm();
 
@@ -347,12 +321,7 @@ export async function createCaption(
   return toDto(ctx, row);
 }
 
-export async function updateCaption(
-  ctx: ServiceContext,
-  lessonId: string,
-  captionId: string,
-  patch: CaptionUpdate,
-): Promise<CaptionTrackDto> {
+export async function updateCaption(ctx: ServiceContext, lessonId: string, captionId: string, patch: CaptionUpdate): Promise<CaptionTrackDto> {
   await requireAccess(ctx, 'lesson.captions', lessonId);
   const track = await findTrack(ctx, lessonId, captionId);
   const changes: Partial<Pick<CaptionTrack, 'label' | 'language' | 'isDefault'>> = {};
@@ -367,13 +336,7 @@ export async function updateCaption(
       const [updated] = await tx.db
         .update(captionTracks)
         .set(changes)
-        .where(
-          and(
-            inTenant(tx, captionTracks),
-            eq(captionTracks.lessonId, lessonId),
-            eq(captionTracks.id, captionId),
-          ),
-        )
+        .where(and(inTenant(tx, captionTracks), eq(captionTracks.lessonId, lessonId), eq(captionTracks.id, captionId)))
         .returning();
       if (!updated) throw notFound('Caption track');
       return updated;
@@ -383,22 +346,11 @@ export async function updateCaption(
 }
 
 /** Spec 4.2 rule 6: the row goes; the stored file is removed best-effort. */
-export async function deleteCaption(
-  ctx: ServiceContext,
-  cache: TranscriptCache,
-  lessonId: string,
-  captionId: string,
-): Promise<{ id: string; deleted: true }> {
+export async function deleteCaption(ctx: ServiceContext, cache: TranscriptCache, lessonId: string, captionId: string): Promise<{ id: string; deleted: true }> {
   await requireAccess(ctx, 'lesson.captions', lessonId);
   const [removed] = await ctx.db
     .delete(captionTracks)
-    .where(
-      and(
-        inTenant(ctx, captionTracks),
-        eq(captionTracks.lessonId, lessonId),
-        eq(captionTracks.id, captionId),
-      ),
-    )
+    .where(and(inTenant(ctx, captionTracks), eq(captionTracks.lessonId, lessonId), eq(captionTracks.id, captionId)))
     .returning();
   if (!removed) throw notFound('Caption track');
   cache.delete(ctx.institutionId, removed.id);

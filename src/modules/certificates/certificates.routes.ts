@@ -11,29 +11,42 @@ const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
   const tags = ['certificates'];
 
-  r.get('/api/certificates', {
-    schema: { tags, operationId: 'myCertificates', summary: "The caller's certificates, newest first", querystring: myCertificatesQuery, response: { 200: pagedEnvelope(certificateSchema) } },
-  }, async (req) => {
-    const { rows, meta } = await myCertificates(serviceContext(deps, actorOf(req), req.log), req.query);
-    return paged(rows, meta);
-  });
-
-  r.get('/api/certificates/verify', {
-    config: { auth: 'public' },
-    schema: {
-      tags,
-      operationId: 'verifyCertificate',
-      summary: 'Public verification by code: validity, course, dates and the holder display name only',
-      querystring: verifyQuery,
-      response: {
-        200: envelope(verificationSchema),
-        400: errorEnvelope,
-        404: errorEnvelope,
-        429: errorEnvelope,
+  r.get(
+    '/api/certificates',
+    {
+      schema: {
+        tags,
+        operationId: 'myCertificates',
+        summary: "The caller's certificates, newest first",
+        querystring: myCertificatesQuery,
+        response: { 200: pagedEnvelope(certificateSchema) },
       },
     },
-  }, async (req) =>
-    ok(await verifyCertificate({ db: deps.database.db, crm: deps.crm, clock: deps.clock, storage: deps.storage }, req.query.code)));
+    async (req) => {
+      const { rows, meta } = await myCertificates(serviceContext(deps, actorOf(req), req.log), req.query);
+      return paged(rows, meta);
+    },
+  );
+
+  r.get(
+    '/api/certificates/verify',
+    {
+      config: { auth: 'public' },
+      schema: {
+        tags,
+        operationId: 'verifyCertificate',
+        summary: 'Public verification by code: validity, course, dates and the holder display name only',
+        querystring: verifyQuery,
+        response: {
+          200: envelope(verificationSchema),
+          400: errorEnvelope,
+          404: errorEnvelope,
+          429: errorEnvelope,
+        },
+      },
+    },
+    async (req) => ok(await verifyCertificate({ db: deps.database.db, crm: deps.crm, clock: deps.clock, storage: deps.storage }, req.query.code)),
+  );
 };
 
 export const certificatesModule: AppModule = { name: 'certificates', routes, jobs: certificatesJobs };

@@ -25,5 +25,5 @@ export const verificationSchema = z.object({
   courseTitle: z.string(),
   issuedAt: z.string(),
   expiresAt: z.string().nullable(),
-  holderName: z.string().nullable().describe('the holder\'s name from the CRM, or null; never an id'),
+  holderName: z.string().nullable().describe("the holder's name from the CRM, or null; never an id"),
 });

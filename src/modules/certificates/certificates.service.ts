@@ -76,7 +76,10 @@ export async function renderCertificatePdf(c: Certificate, holderName: string): 
     doc.moveDown(0.5).fontSize(26).text(holderName, { align: 'center' });
     doc.moveDown(0.5).fontSize(16).text('has completed the course', { align: 'center' });
     doc.moveDown(0.5).fontSize(22).text(c.courseTitle, { align: 'center' });
-    doc.moveDown(1.5).fontSize(12).text(`Issued ${c.issuedAt.toISOString().slice(0, 10)}${c.expiresAt ? ` · valid until ${c.expiresAt.toISOString().slice(0, 10)}` : ''}`, { align: 'center' });
+    doc
+      .moveDown(1.5)
+      .fontSize(12)
+      .text(`Issued ${c.issuedAt.toISOString().slice(0, 10)}${c.expiresAt ? ` · valid until ${c.expiresAt.toISOString().slice(0, 10)}` : ''}`, { align: 'center' });
     doc.text(`Certificate number ${c.certificateNumber} · verification code ${c.verificationCode}`, { align: 'center' });
     doc.end();
   });
@@ -100,12 +103,19 @@ async function holderName(deps: PdfDeps, c: Certificate) {
 export function certificateJobs(deps: PdfDeps) {
   return {
     [CERTIFICATE_PDF_JOB]: async (job: { payload: Record<string, unknown> }) => {
-      const [c] = await deps.db.select().from(certificates).where(eq(certificates.id, String(job.payload.certificateId))).limit(1);
+      const [c] = await deps.db
+        .select()
+        .from(certificates)
+        .where(eq(certificates.id, String(job.payload.certificateId)))
+        .limit(1);
       if (!c || c.pdfKey) return;
       const pdf = await renderCertificatePdf(c, (await holderName(deps, c)) ?? 'Certificate holder');
       const key = newObjectKey(c.institutionId, 'certificates', 'pdf');
       await deps.storage.put(key, pdf, 'application/pdf');
-      await deps.db.update(certificates).set({ pdfKey: key }).where(and(eq(certificates.id, c.id), sql`${certificates.pdfKey} is null`));
+      await deps.db
+        .update(certificates)
+        .set({ pdfKey: key })
+        .where(and(eq(certificates.id, c.id), sql`${certificates.pdfKey} is null`));
     },
   };
 }
@@ -132,7 +142,10 @@ export async function myCertificates(ctx: ServiceContext, q: { page: number; per
   const where = and(inTenant(ctx, certificates), eq(certificates.studentId, ctx.actor.personId));
   const [rows, [{ total }]] = await Promise.all([
     ctx.db.select().from(certificates).where(where).orderBy(desc(certificates.issuedAt), desc(certificates.id)).limit(page.perPage).offset(pageOffset(page)),
-    ctx.db.select({ total: sql<number>`count(*)::int` }).from(certificates).where(where),
+    ctx.db
+      .select({ total: sql<number>`count(*)::int` })
+      .from(certificates)
+      .where(where),
   ]);
   return { rows: await Promise.all(rows.map((c) => toCertificateDto(ctx.storage, c))), meta: pageMeta(page, total) };
 }

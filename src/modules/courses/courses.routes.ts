@@ -27,73 +27,214 @@ const routes: ModuleRoutes = async (app, deps) => {
   const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
   const tags = ['courses'];
 
-  r.get('/api/courses', {
-    schema: { tags, operationId: 'listCourses', summary: 'List courses (managers see drafts; learners see published)', querystring: listCoursesQuery, response: { 200: pagedEnvelope(courseSchema) } },
-  }, async (req) => {
-    const { rows, meta } = await svc.listCourses(ctx(req), req.query);
-    return paged(rows, meta);
-  });
+  r.get(
+    '/api/courses',
+    {
+      schema: {
+        tags,
+        operationId: 'listCourses',
+        summary: 'List courses (managers see drafts; learners see published)',
+        querystring: listCoursesQuery,
+        response: { 200: pagedEnvelope(courseSchema) },
+      },
+    },
+    async (req) => {
+      const { rows, meta } = await svc.listCourses(ctx(req), req.query);
+      return paged(rows, meta);
+    },
+  );
 
-  r.post('/api/courses', {
-    schema: { tags, operationId: 'createCourse', summary: 'Create a DRAFT course owned by the caller (canManageCourses)', body: createCourseBody, response: { 201: envelope(courseSchema) } },
-  }, async (req, reply) => reply.code(201).send(ok(await svc.createCourse(ctx(req), req.body))));
+  r.post(
+    '/api/courses',
+    {
+      schema: {
+        tags,
+        operationId: 'createCourse',
+        summary: 'Create a DRAFT course owned by the caller (canManageCourses)',
+        body: createCourseBody,
+        response: { 201: envelope(courseSchema) },
+      },
+    },
+    async (req, reply) => reply.code(201).send(ok(await svc.createCourse(ctx(req), req.body))),
+  );
 
-  r.get('/api/courses/:id', {
-    schema: { tags, operationId: 'getCourse', summary: 'Course detail', params: idParams, response: { 200: envelope(courseSchema) } },
-  }, async (req) => ok(await svc.getCourse(ctx(req), req.params.id)));
+  r.get(
+    '/api/courses/:id',
+    {
+      schema: { tags, operationId: 'getCourse', summary: 'Course detail', params: idParams, response: { 200: envelope(courseSchema) } },
+    },
+    async (req) => ok(await svc.getCourse(ctx(req), req.params.id)),
+  );
 
-  r.patch('/api/courses/:id', {
-    schema: { tags, operationId: 'updateCourse', summary: 'Update a course (owner or ADMIN)', params: idParams, body: updateCourseBody, response: { 200: envelope(courseSchema) } },
-  }, async (req) => ok(await svc.updateCourse(ctx(req), req.params.id, req.body)));
+  r.patch(
+    '/api/courses/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'updateCourse',
+        summary: 'Update a course (owner or ADMIN)',
+        params: idParams,
+        body: updateCourseBody,
+        response: { 200: envelope(courseSchema) },
+      },
+    },
+    async (req) => ok(await svc.updateCourse(ctx(req), req.params.id, req.body)),
+  );
 
-  r.delete('/api/courses/:id', {
-    schema: { tags, operationId: 'archiveCourse', summary: 'Archive a course (owner or ADMIN); learner data is kept', params: idParams, response: { 200: envelope(courseSchema) } },
-  }, async (req) => ok(await svc.archiveCourse(ctx(req), req.params.id)));
+  r.delete(
+    '/api/courses/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'archiveCourse',
+        summary: 'Archive a course (owner or ADMIN); learner data is kept',
+        params: idParams,
+        response: { 200: envelope(courseSchema) },
+      },
+    },
+    async (req) => ok(await svc.archiveCourse(ctx(req), req.params.id)),
+  );
 
-  r.post('/api/courses/:id/publish', {
-    schema: { tags, operationId: 'publishCourse', summary: 'Set publish status PUBLISHED or DRAFT (owner or ADMIN)', params: idParams, body: publishBody, response: { 200: envelope(courseSchema) } },
-  }, async (req) => ok(await svc.publishCourse(ctx(req), req.params.id, req.body.status)));
+  r.post(
+    '/api/courses/:id/publish',
+    {
+      schema: {
+        tags,
+        operationId: 'publishCourse',
+        summary: 'Set publish status PUBLISHED or DRAFT (owner or ADMIN)',
+        params: idParams,
+        body: publishBody,
+        response: { 200: envelope(courseSchema) },
+      },
+    },
+    async (req) => ok(await svc.publishCourse(ctx(req), req.params.id, req.body.status)),
+  );
 
-  r.post('/api/courses/:id/duplicate', {
-    schema: { tags, operationId: 'duplicateCourse', summary: 'Deep-copy a course (modules and lessons) into a new DRAFT owned by the caller', params: idParams, response: { 201: envelope(courseSchema) } },
-  }, async (req, reply) => reply.code(201).send(ok(await svc.duplicateCourse(ctx(req), req.params.id))));
+  r.post(
+    '/api/courses/:id/duplicate',
+    {
+      schema: {
+        tags,
+        operationId: 'duplicateCourse',
+        summary: 'Deep-copy a course (modules and lessons) into a new DRAFT owned by the caller',
+        params: idParams,
+        response: { 201: envelope(courseSchema) },
+      },
+    },
+    async (req, reply) => reply.code(201).send(ok(await svc.duplicateCourse(ctx(req), req.params.id))),
+  );
 
-  r.get('/api/courses/:id/modules', {
-    schema: { tags, operationId: 'listModules', summary: 'Modules of a course with their lessons, in order: whole lessons for course managers; for everyone else the outline with lock state, and content (answer fields stripped) only for lessons they may open', params: idParams, response: { 200: envelope(outlineModuleSchema.array()) } },
-  }, async (req) => ok(await svc.listModules(ctx(req), req.params.id)));
+  r.get(
+    '/api/courses/:id/modules',
+    {
+      schema: {
+        tags,
+        operationId: 'listModules',
+        summary:
+          'Modules of a course with their lessons, in order: whole lessons for course managers; for everyone else the outline with lock state, and content (answer fields stripped) only for lessons they may open',
+        params: idParams,
+        response: { 200: envelope(outlineModuleSchema.array()) },
+      },
+    },
+    async (req) => ok(await svc.listModules(ctx(req), req.params.id)),
+  );
 
-  r.post('/api/courses/:id/modules', {
-    schema: { tags, operationId: 'createModule', summary: 'Add a module (owner or ADMIN); order defaults to the end', params: idParams, body: createModuleBody, response: { 201: envelope(moduleSchema) } },
-  }, async (req, reply) => reply.code(201).send(ok(await svc.createModule(ctx(req), req.params.id, req.body))));
+  r.post(
+    '/api/courses/:id/modules',
+    {
+      schema: {
+        tags,
+        operationId: 'createModule',
+        summary: 'Add a module (owner or ADMIN); order defaults to the end',
+        params: idParams,
+        body: createModuleBody,
+        response: { 201: envelope(moduleSchema) },
+      },
+    },
+    async (req, reply) => reply.code(201).send(ok(await svc.createModule(ctx(req), req.params.id, req.body))),
+  );
 
-  r.patch('/api/modules/:id', {
-    schema: { tags, operationId: 'updateModule', summary: 'Rename or reorder a module', params: idParams, body: updateModuleBody, response: { 200: envelope(moduleSchema) } },
-  }, async (req) => ok(await svc.updateModule(ctx(req), req.params.id, req.body)));
+  r.patch(
+    '/api/modules/:id',
+    {
+      schema: { tags, operationId: 'updateModule', summary: 'Rename or reorder a module', params: idParams, body: updateModuleBody, response: { 200: envelope(moduleSchema) } },
+    },
+    async (req) => ok(await svc.updateModule(ctx(req), req.params.id, req.body)),
+  );
 
-  r.delete('/api/modules/:id', {
-    schema: { tags, operationId: 'deleteModule', summary: 'Delete a module; its lessons stay in the course without a module', params: idParams, response: { 200: envelope(deletedSchema) } },
-  }, async (req) => ok(await svc.deleteModule(ctx(req), req.params.id)));
+  r.delete(
+    '/api/modules/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'deleteModule',
+        summary: 'Delete a module; its lessons stay in the course without a module',
+        params: idParams,
+        response: { 200: envelope(deletedSchema) },
+      },
+    },
+    async (req) => ok(await svc.deleteModule(ctx(req), req.params.id)),
+  );
 
-  r.post('/api/courses/:id/lessons', {
-    schema: { tags, operationId: 'createLesson', summary: 'Add a lesson (owner or ADMIN); order defaults to the end of its module', params: idParams, body: createLessonBody, response: { 201: envelope(lessonSchema) } },
-  }, async (req, reply) => reply.code(201).send(ok(await svc.createLesson(ctx(req), req.params.id, req.body))));
+  r.post(
+    '/api/courses/:id/lessons',
+    {
+      schema: {
+        tags,
+        operationId: 'createLesson',
+        summary: 'Add a lesson (owner or ADMIN); order defaults to the end of its module',
+        params: idParams,
+        body: createLessonBody,
+        response: { 201: envelope(lessonSchema) },
+      },
+    },
+    async (req, reply) => reply.code(201).send(ok(await svc.createLesson(ctx(req), req.params.id, req.body))),
+  );
 
+  r.patch(
+    '/api/lessons/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'updateLesson',
+        summary: 'Update a lesson (owner or ADMIN)',
+        params: idParams,
+        body: updateLessonBody,
+        response: { 200: envelope(lessonSchema) },
+      },
+    },
+    async (req) => ok(await svc.updateLesson(ctx(req), req.params.id, req.body)),
+  );
 
-  r.patch('/api/lessons/:id', {
-    schema: { tags, operationId: 'updateLesson', summary: 'Update a lesson (owner or ADMIN)', params: idParams, body: updateLessonBody, response: { 200: envelope(lessonSchema) } },
-  }, async (req) => ok(await svc.updateLesson(ctx(req), req.params.id, req.body)));
+  r.delete(
+    '/api/lessons/:id',
+    {
+      schema: { tags, operationId: 'deleteLesson', summary: 'Delete a lesson (owner or ADMIN)', params: idParams, response: { 200: envelope(deletedSchema) } },
+    },
+    async (req) => ok(await svc.deleteLesson(ctx(req), req.params.id)),
+  );
 
-  r.delete('/api/lessons/:id', {
-    schema: { tags, operationId: 'deleteLesson', summary: 'Delete a lesson (owner or ADMIN)', params: idParams, response: { 200: envelope(deletedSchema) } },
-  }, async (req) => ok(await svc.deleteLesson(ctx(req), req.params.id)));
+  r.get(
+    '/api/categories',
+    {
+      schema: { tags: ['categories'], operationId: 'listCategories', summary: 'Course categories of the institution', response: { 200: envelope(categorySchema.array()) } },
+    },
+    async (req) => ok(await svc.listCategories(ctx(req))),
+  );
 
-  r.get('/api/categories', {
-    schema: { tags: ['categories'], operationId: 'listCategories', summary: 'Course categories of the institution', response: { 200: envelope(categorySchema.array()) } },
-  }, async (req) => ok(await svc.listCategories(ctx(req))));
-
-  r.post('/api/categories', {
-    schema: { tags: ['categories'], operationId: 'createCategory', summary: 'Create a category (canManageCourses); names are unique', body: createCategoryBody, response: { 201: envelope(categorySchema) } },
-  }, async (req, reply) => reply.code(201).send(ok(await svc.createCategory(ctx(req), req.body))));
+  r.post(
+    '/api/categories',
+    {
+      schema: {
+        tags: ['categories'],
+        operationId: 'createCategory',
+        summary: 'Create a category (canManageCourses); names are unique',
+        body: createCategoryBody,
+        response: { 201: envelope(categorySchema) },
+      },
+    },
+    async (req, reply) => reply.code(201).send(ok(await svc.createCategory(ctx(req), req.body))),
+  );
 };
 
 export const coursesModule: AppModule = { name: 'courses', routes };

@@ -92,7 +92,13 @@ const lessonFields = {
   order: z.number().int().min(0).max(100_000).optional(),
   content: z.string().max(500_000).nullable().optional(),
   videoUrl: webUrl.nullable().optional(),
-  durationSeconds: z.number().int().min(0).max(86_400 * 7).nullable().optional(),
+  durationSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(86_400 * 7)
+    .nullable()
+    .optional(),
   isRequired: z.boolean().optional(),
   unlockAfterDays: z.number().int().min(0).max(3650).nullable().optional(),
   unlockAt: isoDateTime.nullable().optional(),

@@ -11,16 +11,7 @@ import { byId, inTenant } from '../../platform/db/tenancy.js';
 import { enqueue } from '../../platform/queue/queue.js';
 import { courseState, openableLessonIds, ownEnrollment, requireAccess } from '../access/access.service.js';
 import { captionTracks } from '../captions/captions.tables.js';
-import {
-  categories,
-  courseModules,
-  courses,
-  lessons,
-  type Category,
-  type Course,
-  type CourseModule,
-  type Lesson,
-} from './courses.tables.js';
+import { categories, courseModules, courses, lessons, type Category, type Course, type CourseModule, type Lesson } from './courses.tables.js';
 import { assertWebLinks, learnerBlocks } from './lesson-content.js';
 import type {
   createCategoryBody,
@@ -98,7 +89,11 @@ export const toCategoryDto = (c: Category) => ({
 
 /** A course of the caller's institution, or 404 (no rule beyond tenancy: callers check access). */
 export async function loadCourse(ctx: ServiceContext, courseId: string): Promise<Course> {
-  const [course] = await ctx.db.select().from(courses).where(byId(ctx, courses, courseId)).limit(1);
+  const [course] = await ctx.db
+    .select()
+    .from(courses)
+    .where(byId(ctx, courses, courseId))
+    .limit(1);
   if (!course) throw notFound('Course');
   return course;
 }
@@ -129,7 +124,10 @@ export async function listCourses(ctx: ServiceContext, q: z.infer<typeof listCou
   const where = and(...filters);
   const [rows, [{ total }]] = await Promise.all([
     ctx.db.select().from(courses).where(where).orderBy(desc(courses.createdAt), desc(courses.id)).limit(page.perPage).offset(pageOffset(page)),
-    ctx.db.select({ total: sql<number>`count(*)::int` }).from(courses).where(where),
+    ctx.db
+      .select({ total: sql<number>`count(*)::int` })
+      .from(courses)
+      .where(where),
   ]);
   return { rows: rows.map(toCourseDto), meta: pageMeta(page, total) };
 }
@@ -227,12 +225,18 @@ export async function duplicateCourse(ctx: ServiceContext, courseId: string) {
         updatedAt: now,
       })
       .returning();
-    const mods = await tx.db.select().from(courseModules).where(and(inTenant(tx, courseModules), eq(courseModules.courseId, source.id)));
+    const mods = await tx.db
+      .select()
+      .from(courseModules)
+      .where(and(inTenant(tx, courseModules), eq(courseModules.courseId, source.id)));
     const moduleIdMap = new Map(mods.map((m) => [m.id, newId()]));
     if (mods.length > 0) {
       await tx.db.insert(courseModules).values(mods.map((m) => ({ ...m, id: moduleIdMap.get(m.id)!, courseId: copy.id, createdAt: now, updatedAt: now })));
     }
-    const ls = await tx.db.select().from(lessons).where(and(inTenant(tx, lessons), eq(lessons.courseId, source.id)));
+    const ls = await tx.db
+      .select()
+      .from(lessons)
+      .where(and(inTenant(tx, lessons), eq(lessons.courseId, source.id)));
     if (ls.length > 0) {
       await tx.db.insert(lessons).values(
         ls.map((l) => ({
@@ -258,10 +262,7 @@ export async function duplicateCourse(ctx: ServiceContext, courseId: string) {
 export async function listModules(ctx: ServiceContext, courseId: string) {
   const course = await requireAccess(ctx, 'course.view', courseId);
   const manager = canManageCourses(ctx.actor);
-  const [state, openable] = await Promise.all([
-    courseState(ctx, course, manager ? null : await ownEnrollmentForOutline(ctx, course)),
-    openableLessonIds(ctx, course),
-  ]);
+  const [state, openable] = await Promise.all([courseState(ctx, course, manager ? null : await ownEnrollmentForOutline(ctx, course)), openableLessonIds(ctx, course)]);
   const byOrder = [...state.ordered].sort((a, b) => a.order - b.order || a.createdAt.getTime() - b.createdAt.getTime());
   const outlineLesson = (l: Lesson) => {
     const lock = state.locks.get(l.id);
@@ -282,12 +283,18 @@ async function ownEnrollmentForOutline(ctx: ServiceContext, course: Course) {
 }
 
 async function nextOrder(ctx: ServiceContext, table: typeof courseModules | typeof lessons, where: SQL | undefined) {
-  const [{ value }] = await ctx.db.select({ value: max(table.order) }).from(table).where(where);
+  const [{ value }] = await ctx.db
+    .select({ value: max(table.order) })
+    .from(table)
+    .where(where);
   return value === null ? 0 : value + 1;
 }
 
 async function touchCourse(ctx: ServiceContext, courseId: string) {
-  await ctx.db.update(courses).set({ updatedAt: ctx.clock.now() }).where(byId(ctx, courses, courseId));
+  await ctx.db
+    .update(courses)
+    .set({ updatedAt: ctx.clock.now() })
+    .where(byId(ctx, courses, courseId));
 }
 
 export async function createModule(ctx: ServiceContext, courseId: string, body: z.infer<typeof createModuleBody>) {
@@ -306,7 +313,11 @@ export async function createModule(ctx: ServiceContext, courseId: string, body: 
 
 /** A module the caller may author (as `course.author` on its course), or 404. */
 async function loadModuleForAuthoring(ctx: ServiceContext, moduleId: string) {
-  const [mod] = await ctx.db.select().from(courseModules).where(byId(ctx, courseModules, moduleId)).limit(1);
+  const [mod] = await ctx.db
+    .select()
+    .from(courseModules)
+    .where(byId(ctx, courseModules, moduleId))
+    .limit(1);
   if (!mod) throw notFound('Module');
   await requireAccess(ctx, 'course.author', mod.courseId);
   return mod;
@@ -331,7 +342,10 @@ export async function updateModule(ctx: ServiceContext, moduleId: string, body: 
 export async function deleteModule(ctx: ServiceContext, moduleId: string) {
   const mod = await loadModuleForAuthoring(ctx, moduleId);
   await withTx(ctx, async (tx) => {
-    await tx.db.update(lessons).set({ moduleId: null, updatedAt: ctx.clock.now() }).where(and(inTenant(tx, lessons), eq(lessons.moduleId, mod.id)));
+    await tx.db
+      .update(lessons)
+      .set({ moduleId: null, updatedAt: ctx.clock.now() })
+      .where(and(inTenant(tx, lessons), eq(lessons.moduleId, mod.id)));
     await tx.db.delete(courseModules).where(byId(tx, courseModules, mod.id));
   });
   return { id: mod.id, deleted: true as const };

@@ -12,7 +12,11 @@ const ANSWER_FIELD = /^(correct\w*|is_?correct|answers?|answer_?keys?|accepted_?
 function stripAnswers(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(stripAnswers);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).filter(([k]) => !ANSWER_FIELD.test(k)).map(([k, v]) => [k, stripAnswers(v)]));
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([k]) => !ANSWER_FIELD.test(k))
+        .map(([k, v]) => [k, stripAnswers(v)]),
+    );
   }
   return value;
 }

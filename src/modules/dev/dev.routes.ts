@@ -11,21 +11,25 @@ import { seedResultSchema } from './dev.schemas.js';
 const routes: ModuleRoutes = async (app, deps) => {
   // Not registered at all in production: /api/dev/* is an unknown route there.
   if (deps.config.isProduction) return;
-  typed(app).post('/api/dev/seed', {
-    schema: {
-      tags: ['dev'],
-      operationId: 'devSeed',
-      summary: "Seed demo courses, lessons, enrollments and progress into the caller's institution (ADMIN; not registered in production; idempotent)",
-      response: {
-        200: envelope(seedResultSchema),
+  typed(app).post(
+    '/api/dev/seed',
+    {
+      schema: {
+        tags: ['dev'],
+        operationId: 'devSeed',
+        summary: "Seed demo courses, lessons, enrollments and progress into the caller's institution (ADMIN; not registered in production; idempotent)",
+        response: {
+          200: envelope(seedResultSchema),
+        },
       },
     },
-  }, async (req) => {
-    const actor = actorOf(req);
-    if (deps.config.isProduction) throw new AppError('FORBIDDEN', 'Seeding is disabled in production');
-    requireAdmin(actor);
-    return ok(await seedInstitution(deps.database.db, deps.clock, actor.institutionId, actor.personId));
-  });
+    async (req) => {
+      const actor = actorOf(req);
+      if (deps.config.isProduction) throw new AppError('FORBIDDEN', 'Seeding is disabled in production');
+      requireAdmin(actor);
+      return ok(await seedInstitution(deps.database.db, deps.clock, actor.institutionId, actor.personId));
+    },
+  );
 };
 
 export const devModule: AppModule = { name: 'dev', routes };

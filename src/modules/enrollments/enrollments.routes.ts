@@ -3,15 +3,7 @@ import { typed } from '../types.js';
 import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { serviceContext } from '../../platform/context.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
-import {
-  bulkEnrollBody,
-  bulkEnrollResultSchema,
-  courseParams,
-  enrollmentSchema,
-  listEnrollmentsQuery,
-  namedEnrollmentSchema,
-  studentParams,
-} from './enrollments.schemas.js';
+import { bulkEnrollBody, bulkEnrollResultSchema, courseParams, enrollmentSchema, listEnrollmentsQuery, namedEnrollmentSchema, studentParams } from './enrollments.schemas.js';
 import * as svc from './enrollments.service.js';
 
 const routes: ModuleRoutes = async (app, deps) => {
@@ -19,56 +11,82 @@ const routes: ModuleRoutes = async (app, deps) => {
   const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
   const tags = ['enrollments'];
 
-  r.post('/api/courses/:id/enroll', {
-    schema: {
-      tags,
-      operationId: 'selfEnroll',
-      summary: 'Enroll yourself (STUDENT) in a published course; fee gating applies',
-      params: courseParams,
-      response: { 201: envelope(enrollmentSchema), 402: errorEnvelope, 409: errorEnvelope },
-    },
-  }, async (req, reply) => reply.code(201).send(ok(await svc.selfEnroll(ctx(req), req.params.id))));
-
-  r.post('/api/courses/:id/enrollments', {
-    schema: {
-      tags,
-      operationId: 'bulkEnroll',
-      summary: 'Enroll students by CRM contact id (canManageCourses); results per id',
-      params: courseParams,
-      body: bulkEnrollBody,
-      response: {
-        200: envelope(bulkEnrollResultSchema),
+  r.post(
+    '/api/courses/:id/enroll',
+    {
+      schema: {
+        tags,
+        operationId: 'selfEnroll',
+        summary: 'Enroll yourself (STUDENT) in a published course; fee gating applies',
+        params: courseParams,
+        response: { 201: envelope(enrollmentSchema), 402: errorEnvelope, 409: errorEnvelope },
       },
     },
-  }, async (req) => ok(await svc.bulkEnroll(ctx(req), req.params.id, req.body.studentIds)));
+    async (req, reply) => reply.code(201).send(ok(await svc.selfEnroll(ctx(req), req.params.id))),
+  );
 
-  r.get('/api/courses/:id/enrollments', {
-    schema: {
-      tags,
-      operationId: 'listEnrollments',
-      summary: 'Enrollments of a course with student names from the CRM (canManageCourses)',
-      params: courseParams,
-      querystring: listEnrollmentsQuery,
-      response: { 200: pagedEnvelope(namedEnrollmentSchema) },
+  r.post(
+    '/api/courses/:id/enrollments',
+    {
+      schema: {
+        tags,
+        operationId: 'bulkEnroll',
+        summary: 'Enroll students by CRM contact id (canManageCourses); results per id',
+        params: courseParams,
+        body: bulkEnrollBody,
+        response: {
+          200: envelope(bulkEnrollResultSchema),
+        },
+      },
     },
-  }, async (req) => {
-    const { rows, meta } = await svc.listEnrollments(ctx(req), req.params.id, req.query);
-    return paged(rows, meta);
-  });
+    async (req) => ok(await svc.bulkEnroll(ctx(req), req.params.id, req.body.studentIds)),
+  );
 
-  r.get('/api/courses/:id/enrollments/:studentId', {
-    schema: { tags, operationId: 'getEnrollment', summary: 'One enrollment (managers, or the student themself)', params: studentParams, response: { 200: envelope(namedEnrollmentSchema) } },
-  }, async (req) => ok(await svc.getEnrollment(ctx(req), req.params.id, req.params.studentId)));
-
-  r.delete('/api/courses/:id/enrollments/:studentId', {
-    schema: {
-      tags,
-      operationId: 'unenroll',
-      summary: 'Unenroll: status becomes DROPPED, the row and learner data are kept',
-      params: studentParams,
-      response: { 200: envelope(enrollmentSchema), 409: errorEnvelope },
+  r.get(
+    '/api/courses/:id/enrollments',
+    {
+      schema: {
+        tags,
+        operationId: 'listEnrollments',
+        summary: 'Enrollments of a course with student names from the CRM (canManageCourses)',
+        params: courseParams,
+        querystring: listEnrollmentsQuery,
+        response: { 200: pagedEnvelope(namedEnrollmentSchema) },
+      },
     },
-  }, async (req) => ok(await svc.unenroll(ctx(req), req.params.id, req.params.studentId)));
+    async (req) => {
+      const { rows, meta } = await svc.listEnrollments(ctx(req), req.params.id, req.query);
+      return paged(rows, meta);
+    },
+  );
+
+  r.get(
+    '/api/courses/:id/enrollments/:studentId',
+    {
+      schema: {
+        tags,
+        operationId: 'getEnrollment',
+        summary: 'One enrollment (managers, or the student themself)',
+        params: studentParams,
+        response: { 200: envelope(namedEnrollmentSchema) },
+      },
+    },
+    async (req) => ok(await svc.getEnrollment(ctx(req), req.params.id, req.params.studentId)),
+  );
+
+  r.delete(
+    '/api/courses/:id/enrollments/:studentId',
+    {
+      schema: {
+        tags,
+        operationId: 'unenroll',
+        summary: 'Unenroll: status becomes DROPPED, the row and learner data are kept',
+        params: studentParams,
+        response: { 200: envelope(enrollmentSchema), 409: errorEnvelope },
+      },
+    },
+    async (req) => ok(await svc.unenroll(ctx(req), req.params.id, req.params.studentId)),
+  );
 };
 
 export const enrollmentsModule: AppModule = { name: 'enrollments', routes };

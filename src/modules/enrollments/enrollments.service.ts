@@ -16,7 +16,12 @@ const SEAT_STATUSES: EnrollmentStatus[] = ['ACTIVE', 'COMPLETED'];
 
 /** Lock the course row so seat counting and the inserts are serialised per course. */
 async function lockCourse(tx: ServiceContext, courseId: string): Promise<Course> {
-  const [course] = await tx.db.select().from(courses).where(byId(tx, courses, courseId)).for('update').limit(1);
+  const [course] = await tx.db
+    .select()
+    .from(courses)
+    .where(byId(tx, courses, courseId))
+    .for('update')
+    .limit(1);
   if (!course) throw notFound('Course');
   return course;
 }
@@ -150,9 +155,15 @@ export async function listEnrollments(ctx: ServiceContext, courseId: string, q: 
   const where = and(...filters);
   const [rows, [{ total }]] = await Promise.all([
     ctx.db.select().from(enrollments).where(where).orderBy(asc(enrollments.enrolledAt), asc(enrollments.id)).limit(page.perPage).offset(pageOffset(page)),
-    ctx.db.select({ total: sql<number>`count(*)::int` }).from(enrollments).where(where),
+    ctx.db
+      .select({ total: sql<number>`count(*)::int` })
+      .from(enrollments)
+      .where(where),
   ]);
-  const names = await studentNames(ctx, rows.map((e) => e.studentId));
+  const names = await studentNames(
+    ctx,
+    rows.map((e) => e.studentId),
+  );
   return { rows: rows.map((e) => ({ ...toEnrollmentDto(e), studentName: names.get(e.studentId)! })), meta: pageMeta(page, total) };
 }
 

@@ -53,7 +53,9 @@ export const lessonProgress = pgTable(
   (t) => [
     unique('lesson_progress_inst_id_uq').on(t.institutionId, t.id),
     uniqueIndex('lesson_progress_enrollment_lesson_uq').on(t.institutionId, t.enrollmentId, t.lessonId),
-    foreignKey({ name: 'lesson_progress_enrollment_fk', columns: [t.institutionId, t.enrollmentId], foreignColumns: [enrollments.institutionId, enrollments.id] }).onDelete('cascade'),
+    foreignKey({ name: 'lesson_progress_enrollment_fk', columns: [t.institutionId, t.enrollmentId], foreignColumns: [enrollments.institutionId, enrollments.id] }).onDelete(
+      'cascade',
+    ),
     foreignKey({ name: 'lesson_progress_lesson_fk', columns: [t.institutionId, t.lessonId], foreignColumns: [lessons.institutionId, lessons.id] }).onDelete('cascade'),
   ],
 );

@@ -15,10 +15,7 @@ const OPEN: LockState = { locked: false, unlocksAt: null, reason: null };
  * until then; with SEQUENTIAL drip a lesson also waits until the previous required lesson is
  * completed. `ordered` is the course's lessons in reading order.
  */
-export function lessonLocks(
-  ordered: Lesson[],
-  opts: { dripMode: string; enrolledAt: Date | null; completed: Set<string>; now: Date },
-): Map<string, LockState> {
+export function lessonLocks(ordered: Lesson[], opts: { dripMode: string; enrolledAt: Date | null; completed: Set<string>; now: Date }): Map<string, LockState> {
   const result = new Map<string, LockState>();
   let previousRequired: Lesson | undefined;
   for (const lesson of ordered) {

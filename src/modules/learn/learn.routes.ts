@@ -22,59 +22,85 @@ const routes: ModuleRoutes = async (app, deps) => {
   const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
   const tags = ['learn'];
 
-  r.get('/api/catalogue', {
-    schema: {
-      tags,
-      operationId: 'catalogue',
-      summary: 'Published courses of the institution',
-      querystring: catalogueQuery,
-      response: { 200: pagedEnvelope(catalogueRowSchema) },
-    },
-  }, async (req) => {
-    const { rows, meta } = await svc.catalogue(ctx(req), req.query);
-    return paged(rows, meta);
-  });
-
-  r.get('/api/my-courses', {
-    schema: {
-      tags,
-      operationId: 'myCourses',
-      summary: "The caller's enrollments with progress (ACTIVE and COMPLETED unless status is given)",
-      querystring: myCoursesQuery,
-      response: { 200: pagedEnvelope(myCourseRowSchema) },
-    },
-  }, async (req) => {
-    const { rows, meta } = await svc.myCourses(ctx(req), req.query);
-    return paged(rows, meta);
-  });
-
-  r.get('/api/learn/:courseId', {
-    schema: {
-      tags,
-      operationId: 'learnNavigation',
-      summary: 'Course navigation: modules, lessons, completion and lock state (enrolled learners or managers)',
-      params: courseParams,
-      response: {
-        200: envelope(navigationSchema),
+  r.get(
+    '/api/catalogue',
+    {
+      schema: {
+        tags,
+        operationId: 'catalogue',
+        summary: 'Published courses of the institution',
+        querystring: catalogueQuery,
+        response: { 200: pagedEnvelope(catalogueRowSchema) },
       },
     },
-  }, async (req) => ok(await svc.learnNavigation(ctx(req), req.params.courseId)));
+    async (req) => {
+      const { rows, meta } = await svc.catalogue(ctx(req), req.query);
+      return paged(rows, meta);
+    },
+  );
 
-  r.get('/api/learn/:courseId/:lessonId', {
-    schema: {
-      tags,
-      operationId: 'learnLesson',
-      summary: 'Lesson content: needs an ACTIVE or COMPLETED enrollment (403 ENROLLMENT_REQUIRED), unlocked (403 LESSON_LOCKED), fees not overdue when gated (402)',
-      params: courseLessonParams,
-      response: {
-        200: envelope(learnLessonSchema),
-        402: errorEnvelope,
+  r.get(
+    '/api/my-courses',
+    {
+      schema: {
+        tags,
+        operationId: 'myCourses',
+        summary: "The caller's enrollments with progress (ACTIVE and COMPLETED unless status is given)",
+        querystring: myCoursesQuery,
+        response: { 200: pagedEnvelope(myCourseRowSchema) },
       },
     },
-  }, async (req) => ok(await svc.learnLesson(ctx(req), req.params.courseId, req.params.lessonId)));
-  r.get('/api/lessons/:id', {
-    schema: { tags, operationId: 'getLesson', summary: 'A lesson: whole for course managers; enrolled learners open it subject to drip locks and fee gating, with answer fields stripped from blocks', params: lessonParams, response: { 200: envelope(lessonSchema) } },
-  }, async (req) => ok(await svc.getLessonForViewer(ctx(req), req.params.id)));
+    async (req) => {
+      const { rows, meta } = await svc.myCourses(ctx(req), req.query);
+      return paged(rows, meta);
+    },
+  );
+
+  r.get(
+    '/api/learn/:courseId',
+    {
+      schema: {
+        tags,
+        operationId: 'learnNavigation',
+        summary: 'Course navigation: modules, lessons, completion and lock state (enrolled learners or managers)',
+        params: courseParams,
+        response: {
+          200: envelope(navigationSchema),
+        },
+      },
+    },
+    async (req) => ok(await svc.learnNavigation(ctx(req), req.params.courseId)),
+  );
+
+  r.get(
+    '/api/learn/:courseId/:lessonId',
+    {
+      schema: {
+        tags,
+        operationId: 'learnLesson',
+        summary: 'Lesson content: needs an ACTIVE or COMPLETED enrollment (403 ENROLLMENT_REQUIRED), unlocked (403 LESSON_LOCKED), fees not overdue when gated (402)',
+        params: courseLessonParams,
+        response: {
+          200: envelope(learnLessonSchema),
+          402: errorEnvelope,
+        },
+      },
+    },
+    async (req) => ok(await svc.learnLesson(ctx(req), req.params.courseId, req.params.lessonId)),
+  );
+  r.get(
+    '/api/lessons/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'getLesson',
+        summary: 'A lesson: whole for course managers; enrolled learners open it subject to drip locks and fee gating, with answer fields stripped from blocks',
+        params: lessonParams,
+        response: { 200: envelope(lessonSchema) },
+      },
+    },
+    async (req) => ok(await svc.getLessonForViewer(ctx(req), req.params.id)),
+  );
 };
 
 export const learnModule: AppModule = { name: 'learn', routes };

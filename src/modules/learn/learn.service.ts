@@ -54,14 +54,24 @@ async function openLesson(ctx: ServiceContext, lessonId: string) {
   const enrollment = opened.enrollment && opened.enrollment.status !== 'DROPPED' ? opened.enrollment : null;
   const state = opened.state ?? (await courseState(ctx, course, enrollment));
   if (enrollment) {
-    await ctx.db.update(enrollments).set({ lastAccessedAt: ctx.clock.now() }).where(byId(ctx, enrollments, enrollment.id));
+    await ctx.db
+      .update(enrollments)
+      .set({ lastAccessedAt: ctx.clock.now() })
+      .where(byId(ctx, enrollments, enrollment.id));
   }
   const index = state.ordered.findIndex((l) => l.id === lesson.id);
   const p = state.progressByLesson.get(lesson.id);
   return {
     lesson: toLessonDto(lesson, lessonViewOf(ctx)),
     progress: p
-      ? { completed: p.completed, completedAt: iso(p.completedAt), progressPercent: p.progressPercent, positionSeconds: p.positionSeconds, pdfPage: p.pdfPage, pdfTotalPages: p.pdfTotalPages }
+      ? {
+          completed: p.completed,
+          completedAt: iso(p.completedAt),
+          progressPercent: p.progressPercent,
+          positionSeconds: p.positionSeconds,
+          pdfPage: p.pdfPage,
+          pdfTotalPages: p.pdfTotalPages,
+        }
       : null,
     previousLessonId: index > 0 ? state.ordered[index - 1].id : null,
     nextLessonId: index >= 0 && index < state.ordered.length - 1 ? state.ordered[index + 1].id : null,
@@ -99,7 +109,9 @@ export async function catalogue(ctx: ServiceContext, q: { page: number; perPage?
   }
   const where = and(...filters);
   const seats = sql<number>`(select count(*)::int from enrollments e where e.institution_id = "courses"."institution_id" and e.course_id = "courses"."id" and e.status <> 'DROPPED')`;
-  const mine = sql<string | null>`(select e.status from enrollments e where e.institution_id = "courses"."institution_id" and e.course_id = "courses"."id" and e.student_id = ${ctx.actor.personId})`;
+  const mine = sql<
+    string | null
+  >`(select e.status from enrollments e where e.institution_id = "courses"."institution_id" and e.course_id = "courses"."id" and e.student_id = ${ctx.actor.personId})`;
   const [rows, [{ total }]] = await Promise.all([
     ctx.db
       .select({ course: courses, lessonCount: lessonCountOfCourse, seats, mine })
@@ -108,7 +120,10 @@ export async function catalogue(ctx: ServiceContext, q: { page: number; perPage?
       .orderBy(desc(courses.publishedAt), desc(courses.id))
       .limit(page.perPage)
       .offset(pageOffset(page)),
-    ctx.db.select({ total: sql<number>`count(*)::int` }).from(courses).where(where),
+    ctx.db
+      .select({ total: sql<number>`count(*)::int` })
+      .from(courses)
+      .where(where),
   ]);
   return {
     rows: rows.map((r) => ({
@@ -125,11 +140,7 @@ export async function catalogue(ctx: ServiceContext, q: { page: number; perPage?
 /** GET /api/my-courses — the caller's enrollments with progress (DROPPED only when asked for). */
 export async function myCourses(ctx: ServiceContext, q: { page: number; perPage?: number; limit?: number; status?: 'ACTIVE' | 'COMPLETED' | 'DROPPED' }) {
   const page = toPage(q);
-  const where = and(
-    inTenant(ctx, enrollments),
-    eq(enrollments.studentId, ctx.actor.personId),
-    q.status ? eq(enrollments.status, q.status) : ne(enrollments.status, 'DROPPED'),
-  );
+  const where = and(inTenant(ctx, enrollments), eq(enrollments.studentId, ctx.actor.personId), q.status ? eq(enrollments.status, q.status) : ne(enrollments.status, 'DROPPED'));
   const [rows, [{ total }]] = await Promise.all([
     ctx.db
       .select({ enrollment: enrollments, course: courses, lessonCount: lessonCountOfCourse })
@@ -139,11 +150,13 @@ export async function myCourses(ctx: ServiceContext, q: { page: number; perPage?
       .orderBy(desc(sql`coalesce(${enrollments.lastAccessedAt}, ${enrollments.enrolledAt})`), desc(enrollments.id))
       .limit(page.perPage)
       .offset(pageOffset(page)),
-    ctx.db.select({ total: sql<number>`count(*)::int` }).from(enrollments).where(where),
+    ctx.db
+      .select({ total: sql<number>`count(*)::int` })
+      .from(enrollments)
+      .where(where),
   ]);
   return {
     rows: rows.map((r) => ({ ...toEnrollmentDto(r.enrollment), enrollmentId: r.enrollment.id, course: { ...toCourseDto(r.course), lessonCount: r.lessonCount } })),
     meta: pageMeta(page, total),
   };
 }
-

@@ -26,12 +26,7 @@ const noteContent = z
   .refine(lengthBetween(1, NOTE_CONTENT_MAX), `must be 1 to ${NOTE_CONTENT_MAX} characters after trimming`)
   .describe(`trimmed; 1 to ${NOTE_CONTENT_MAX} characters`);
 
-const timestampSeconds = z
-  .number()
-  .int()
-  .min(0)
-  .max(TIMESTAMP_MAX_SECONDS)
-  .describe(`integer seconds, 0 to ${TIMESTAMP_MAX_SECONDS}`);
+const timestampSeconds = z.number().int().min(0).max(TIMESTAMP_MAX_SECONDS).describe(`integer seconds, 0 to ${TIMESTAMP_MAX_SECONDS}`);
 
 /** Trimmed; empty or whitespace-only becomes null; otherwise 1 to 120 characters. */
 const bookmarkLabel = z

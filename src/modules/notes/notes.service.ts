@@ -9,17 +9,7 @@ import { newId } from '../../platform/ids.js';
 import { courses, lessons, type Lesson } from '../courses/courses.tables.js';
 import { requireAccess } from '../access/access.service.js';
 import { lessonBookmarks, lessonNotes, type LessonBookmark, type LessonNote } from './notes.tables.js';
-import type {
-  BookmarkDto,
-  CreateBookmarkInput,
-  CreateNoteInput,
-  MyBookmarkRow,
-  MyListQuery,
-  MyNoteRow,
-  NoteDto,
-  UpdateBookmarkInput,
-  UpdateNoteInput,
-} from './notes.schemas.js';
+import type { BookmarkDto, CreateBookmarkInput, CreateNoteInput, MyBookmarkRow, MyListQuery, MyNoteRow, NoteDto, UpdateBookmarkInput, UpdateNoteInput } from './notes.schemas.js';
 import { inTenant, sameTenantRef } from '../../platform/db/tenancy.js';
 
 /** Spec 4.3 and 8: my notes default to 20 a page. */
@@ -58,17 +48,13 @@ export function formatTimestampLabel(totalSeconds: number): string {
 
 function assertTimestampAllowed(lesson: Lesson, timestampSeconds: number | null | undefined) {
   if (timestampSeconds !== null && timestampSeconds !== undefined && lesson.type !== 'VIDEO') {
-    throw validationError('timestampSeconds is only allowed on VIDEO lessons', [
-      { field: 'body.timestampSeconds', message: 'only allowed on VIDEO lessons' },
-    ]);
+    throw validationError('timestampSeconds is only allowed on VIDEO lessons', [{ field: 'body.timestampSeconds', message: 'only allowed on VIDEO lessons' }]);
   }
 }
 
 /** The caller's rows in the caller's institution: every query on these tables starts here. */
-const ownNotes = (ctx: ServiceContext) =>
-  and(inTenant(ctx, lessonNotes), eq(lessonNotes.studentId, ctx.actor.personId));
-const ownBookmarks = (ctx: ServiceContext) =>
-  and(inTenant(ctx, lessonBookmarks), eq(lessonBookmarks.studentId, ctx.actor.personId));
+const ownNotes = (ctx: ServiceContext) => and(inTenant(ctx, lessonNotes), eq(lessonNotes.studentId, ctx.actor.personId));
+const ownBookmarks = (ctx: ServiceContext) => and(inTenant(ctx, lessonBookmarks), eq(lessonBookmarks.studentId, ctx.actor.personId));
 
 // ── notes of a lesson ──────────────────────────────────────────────────────────
 
@@ -162,12 +148,7 @@ export async function createBookmark(ctx: ServiceContext, lessonId: string, inpu
   return toBookmarkDto(row!);
 }
 
-export async function updateBookmark(
-  ctx: ServiceContext,
-  lessonId: string,
-  bookmarkId: string,
-  input: UpdateBookmarkInput,
-): Promise<BookmarkDto> {
+export async function updateBookmark(ctx: ServiceContext, lessonId: string, bookmarkId: string, input: UpdateBookmarkInput): Promise<BookmarkDto> {
   const { lesson } = await requireAccess(ctx, 'lesson.view', lessonId);
   const [row] = await ctx.db
     .update(lessonBookmarks)
@@ -242,10 +223,7 @@ export async function listMyNotes(ctx: ServiceContext, query: MyListQuery): Prom
     .orderBy(desc(lessonNotes.updatedAt), desc(lessonNotes.id))
     .limit(page.perPage)
     .offset(pageOffset(page));
-  const countQuery = ctx.db
-    .select({ total: count() })
-    .from(lessonNotes)
-    .where(where);
+  const countQuery = ctx.db.select({ total: count() }).from(lessonNotes).where(where);
 
   const [rows, [counted]] = await Promise.all([rowsQuery, countQuery]);
   return {
@@ -279,10 +257,7 @@ export async function listMyBookmarks(ctx: ServiceContext, query: MyListQuery): 
     .orderBy(desc(lessonBookmarks.createdAt), desc(lessonBookmarks.id))
     .limit(page.perPage)
     .offset(pageOffset(page));
-  const countQuery = ctx.db
-    .select({ total: count() })
-    .from(lessonBookmarks)
-    .where(where);
+  const countQuery = ctx.db.select({ total: count() }).from(lessonBookmarks).where(where);
 
   const [rows, [counted]] = await Promise.all([rowsQuery, countQuery]);
   return {

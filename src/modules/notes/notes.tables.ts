@@ -32,19 +32,8 @@ export const lessonNotes = pgTable(
     foreignKey({ name: 'lesson_notes_lesson_fk', columns: [t.institutionId, t.lessonId], foreignColumns: [lessons.institutionId, lessons.id] }).onDelete('cascade'),
     foreignKey({ name: 'lesson_notes_enrollment_fk', columns: [t.institutionId, t.enrollmentId], foreignColumns: [enrollments.institutionId, enrollments.id] }).onDelete('cascade'),
     // `desc().nullsFirst()` is what `order by x desc` means, so the index serves the sort.
-    index('lesson_notes_inst_student_updated_idx').on(
-      t.institutionId,
-      t.studentId,
-      t.updatedAt.desc().nullsFirst(),
-      t.id.desc().nullsFirst(),
-    ),
-    index('lesson_notes_inst_student_lesson_idx').on(
-      t.institutionId,
-      t.studentId,
-      t.lessonId,
-      t.createdAt.desc().nullsFirst(),
-      t.id.desc().nullsFirst(),
-    ),
+    index('lesson_notes_inst_student_updated_idx').on(t.institutionId, t.studentId, t.updatedAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    index('lesson_notes_inst_student_lesson_idx').on(t.institutionId, t.studentId, t.lessonId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
   ],
 );
 
@@ -68,20 +57,8 @@ export const lessonBookmarks = pgTable(
   (t) => [
     unique('lesson_bookmarks_inst_id_uq').on(t.institutionId, t.id),
     foreignKey({ name: 'lesson_bookmarks_lesson_fk', columns: [t.institutionId, t.lessonId], foreignColumns: [lessons.institutionId, lessons.id] }).onDelete('cascade'),
-    index('lesson_bookmarks_inst_student_created_idx').on(
-      t.institutionId,
-      t.studentId,
-      t.createdAt.desc().nullsFirst(),
-      t.id.desc().nullsFirst(),
-    ),
-    index('lesson_bookmarks_inst_student_lesson_idx').on(
-      t.institutionId,
-      t.studentId,
-      t.lessonId,
-      t.timestampSeconds,
-      t.createdAt,
-      t.id,
-    ),
+    index('lesson_bookmarks_inst_student_created_idx').on(t.institutionId, t.studentId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    index('lesson_bookmarks_inst_student_lesson_idx').on(t.institutionId, t.studentId, t.lessonId, t.timestampSeconds, t.createdAt, t.id),
   ],
 );
 

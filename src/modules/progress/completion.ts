@@ -32,10 +32,7 @@ export async function recomputeEnrollment(ctx: ServiceContext, course: Course, e
       avgScore: sql<number | null>`avg(${lessonProgress.score})::float8`,
     })
     .from(lessons)
-    .leftJoin(
-      lessonProgress,
-      and(eq(lessonProgress.lessonId, lessons.id), eq(lessonProgress.enrollmentId, enrollment.id), eq(lessonProgress.institutionId, lessons.institutionId)),
-    )
+    .leftJoin(lessonProgress, and(eq(lessonProgress.lessonId, lessons.id), eq(lessonProgress.enrollmentId, enrollment.id), eq(lessonProgress.institutionId, lessons.institutionId)))
     .where(and(inTenant(ctx, lessons), eq(lessons.courseId, course.id)));
   const [needed, done] = counts.required > 0 ? [counts.required, counts.doneRequired] : [counts.total, counts.doneAll];
   const progress = needed === 0 ? 0 : Math.round((done / needed) * 100);
@@ -59,7 +56,10 @@ export async function recomputeEnrollment(ctx: ServiceContext, course: Course, e
     .where(and(byId(ctx, enrollments, enrollment.id), eq(enrollments.status, 'ACTIVE')))
     .returning();
   if (!completed) {
-    const [current] = await ctx.db.select().from(enrollments).where(byId(ctx, enrollments, enrollment.id));
+    const [current] = await ctx.db
+      .select()
+      .from(enrollments)
+      .where(byId(ctx, enrollments, enrollment.id));
     return { enrollment: current, completedNow: false, certificate: null };
   }
   let certificate: Certificate | null = null;

@@ -25,80 +25,114 @@ const routes: ModuleRoutes = async (app, deps) => {
   const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
   const tags = ['progress'];
 
-  r.post('/api/lessons/:id/progress', {
-    schema: {
-      tags,
-      operationId: 'updateLessonProgress',
-      summary: 'Update lesson progress; completing every required lesson completes the course',
-      params,
-      body: progressBody,
-      response: { 200: envelope(progressResult) },
-    },
-  }, async (req) => ok(await svc.updateProgress(ctx(req), req.params.id, req.body)));
-
-  r.post('/api/lessons/:id/progress-v2', {
-    schema: {
-      tags,
-      operationId: 'updateLessonProgressBatch',
-      summary: 'Batched progress updates for lessons of the same course, in one transaction',
-      params,
-      body: progressBatchBody,
-      response: { 200: envelope(progressBatchResultSchema) },
-    },
-  }, async (req) => ok(await svc.updateProgressBatch(ctx(req), req.params.id, req.body.items)));
-
-  r.post('/api/lessons/:id/pdf-progress', {
-    schema: {
-      tags,
-      operationId: 'updatePdfProgress',
-      summary: 'Page reached of total pages in a PDF lesson; reaching the last page completes it',
-      params,
-      body: pdfProgressBody,
-      response: { 200: envelope(progressResult) },
-    },
-  }, async (req) => ok(await svc.updatePdfProgress(ctx(req), req.params.id, req.body.page, req.body.totalPages)));
-
-  r.post('/api/lessons/:id/events', {
-    schema: {
-      tags,
-      operationId: 'recordLearnerEvents',
-      summary: 'Store learner player events (one or a list); a complete/ended event completes the lesson',
-      params,
-      body: eventsBody,
-      response: { 201: envelope(eventsResultSchema) },
-    },
-  }, async (req, reply) => {
-    const events = 'events' in req.body ? req.body.events : [req.body];
-    return reply.code(201).send(ok(await svc.recordEvents(ctx(req), req.params.id, events)));
-  });
-
-  r.post('/api/lessons/:id/interactions', {
-    schema: {
-      tags,
-      operationId: 'recordInteraction',
-      summary: 'Store a learner interaction with the lesson',
-      params,
-      body: interactionBody,
-      response: {
-        201: envelope(interactionSchema),
+  r.post(
+    '/api/lessons/:id/progress',
+    {
+      schema: {
+        tags,
+        operationId: 'updateLessonProgress',
+        summary: 'Update lesson progress; completing every required lesson completes the course',
+        params,
+        body: progressBody,
+        response: { 200: envelope(progressResult) },
       },
     },
-  }, async (req, reply) => reply.code(201).send(ok(await svc.recordInteraction(ctx(req), req.params.id, req.body))));
+    async (req) => ok(await svc.updateProgress(ctx(req), req.params.id, req.body)),
+  );
 
-  r.get('/api/lessons/:id/blocks/:blockId/answer', {
-    schema: { tags, operationId: 'getBlockAnswer', summary: "The caller's answer to an interactive block, or null", params: blockParams, response: { 200: envelope(answerSchema.nullable()) } },
-  }, async (req) => ok(await svc.getBlockAnswer(ctx(req), req.params.id, req.params.blockId)));
-
-  r.post('/api/lessons/:id/blocks/:blockId/answer', {
-    schema: {
-      tags,
-      operationId: 'answerBlock',
-      summary: 'Answer an interactive block (the latest answer replaces the previous one)',
-      params: blockParams,
-      body: answerBody,
-      response: { 200: envelope(answerSchema) },
+  r.post(
+    '/api/lessons/:id/progress-v2',
+    {
+      schema: {
+        tags,
+        operationId: 'updateLessonProgressBatch',
+        summary: 'Batched progress updates for lessons of the same course, in one transaction',
+        params,
+        body: progressBatchBody,
+        response: { 200: envelope(progressBatchResultSchema) },
+      },
     },
-  }, async (req) => ok(await svc.answerBlock(ctx(req), req.params.id, req.params.blockId, req.body.answer)));
+    async (req) => ok(await svc.updateProgressBatch(ctx(req), req.params.id, req.body.items)),
+  );
+
+  r.post(
+    '/api/lessons/:id/pdf-progress',
+    {
+      schema: {
+        tags,
+        operationId: 'updatePdfProgress',
+        summary: 'Page reached of total pages in a PDF lesson; reaching the last page completes it',
+        params,
+        body: pdfProgressBody,
+        response: { 200: envelope(progressResult) },
+      },
+    },
+    async (req) => ok(await svc.updatePdfProgress(ctx(req), req.params.id, req.body.page, req.body.totalPages)),
+  );
+
+  r.post(
+    '/api/lessons/:id/events',
+    {
+      schema: {
+        tags,
+        operationId: 'recordLearnerEvents',
+        summary: 'Store learner player events (one or a list); a complete/ended event completes the lesson',
+        params,
+        body: eventsBody,
+        response: { 201: envelope(eventsResultSchema) },
+      },
+    },
+    async (req, reply) => {
+      const events = 'events' in req.body ? req.body.events : [req.body];
+      return reply.code(201).send(ok(await svc.recordEvents(ctx(req), req.params.id, events)));
+    },
+  );
+
+  r.post(
+    '/api/lessons/:id/interactions',
+    {
+      schema: {
+        tags,
+        operationId: 'recordInteraction',
+        summary: 'Store a learner interaction with the lesson',
+        params,
+        body: interactionBody,
+        response: {
+          201: envelope(interactionSchema),
+        },
+      },
+    },
+    async (req, reply) => reply.code(201).send(ok(await svc.recordInteraction(ctx(req), req.params.id, req.body))),
+  );
+
+  r.get(
+    '/api/lessons/:id/blocks/:blockId/answer',
+    {
+      schema: {
+        tags,
+        operationId: 'getBlockAnswer',
+        summary: "The caller's answer to an interactive block, or null",
+        params: blockParams,
+        response: { 200: envelope(answerSchema.nullable()) },
+      },
+    },
+    async (req) => ok(await svc.getBlockAnswer(ctx(req), req.params.id, req.params.blockId)),
+  );
+
+  r.post(
+    '/api/lessons/:id/blocks/:blockId/answer',
+    {
+      schema: {
+        tags,
+        operationId: 'answerBlock',
+        summary: 'Answer an interactive block (the latest answer replaces the previous one)',
+        params: blockParams,
+        body: answerBody,
+        response: { 200: envelope(answerSchema) },
+      },
+    },
+    async (req) => ok(await svc.answerBlock(ctx(req), req.params.id, req.params.blockId, req.body.answer)),
+  );
 };
 
 export const progressModule: AppModule = { name: 'progress', routes };

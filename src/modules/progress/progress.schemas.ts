@@ -7,13 +7,21 @@ export const blockParams = z.object({ id: z.string().min(1), blockId: z.string()
 const progressFields = {
   completed: z.boolean().optional(),
   progressPercent: z.number().min(0).max(100).optional(),
-  positionSeconds: z.number().int().min(0).max(86_400 * 7).optional(),
+  positionSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(86_400 * 7)
+    .optional(),
 };
 
 export const progressBody = z.object(progressFields);
 
 export const progressBatchBody = z.object({
-  items: z.array(z.object({ lessonId: z.string().min(1).optional(), ...progressFields })).min(1).max(200),
+  items: z
+    .array(z.object({ lessonId: z.string().min(1).optional(), ...progressFields }))
+    .min(1)
+    .max(200),
 });
 
 export const progressResultSchema = z.object({
@@ -46,7 +54,11 @@ export const pdfProgressBody = z.object({
 
 export const eventSchema = z.object({
   type: z.string().trim().min(1).max(40).describe('play, pause, seek, complete, …'),
-  positionSeconds: z.number().min(0).max(86_400 * 7).optional(),
+  positionSeconds: z
+    .number()
+    .min(0)
+    .max(86_400 * 7)
+    .optional(),
   occurredAt: z.string().datetime({ offset: true }).optional(),
   data: z.record(z.string(), z.unknown()).optional(),
 });

@@ -187,7 +187,11 @@ const COMPLETING_EVENTS = new Set(['complete', 'completed', 'ended']);
  * is checked before anything is written; the events and the progress they imply (the last
  * position; completion on a complete event, except for assessed lessons) commit together.
  */
-export async function recordEvents(ctx: ServiceContext, lessonId: string, events: Array<{ type: string; positionSeconds?: number; occurredAt?: string; data?: Record<string, unknown> }>) {
+export async function recordEvents(
+  ctx: ServiceContext,
+  lessonId: string,
+  events: Array<{ type: string; positionSeconds?: number; occurredAt?: string; data?: Record<string, unknown> }>,
+) {
   const { lesson, course } = await requireAccess(ctx, 'lesson.learn', lessonId);
   const now = ctx.clock.now();
   const last = [...events].reverse().find((e) => e.positionSeconds !== undefined);
@@ -259,7 +263,17 @@ export async function answerBlock(ctx: ServiceContext, lessonId: string, blockId
   const now = ctx.clock.now();
   const [row] = await ctx.db
     .insert(blockAnswers)
-    .values({ id: newId(), institutionId: ctx.institutionId, lessonId: lesson.id, blockId, studentId: enrollment.studentId, answer: answer as object, isCorrect, createdAt: now, updatedAt: now })
+    .values({
+      id: newId(),
+      institutionId: ctx.institutionId,
+      lessonId: lesson.id,
+      blockId,
+      studentId: enrollment.studentId,
+      answer: answer as object,
+      isCorrect,
+      createdAt: now,
+      updatedAt: now,
+    })
     .onConflictDoUpdate({
       target: [blockAnswers.institutionId, blockAnswers.lessonId, blockAnswers.blockId, blockAnswers.studentId],
       set: { answer: sql`excluded.answer`, isCorrect: sql`excluded.is_correct`, updatedAt: now },

@@ -9,12 +9,26 @@ import { patchSettings, readSettings } from './settings.service.js';
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
   const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
-  r.get('/api/settings', {
-    schema: { tags: ['settings'], operationId: 'getSettings', summary: 'Institution settings, including the fee gating toggle', response: { 200: envelope(settingsResponse) } },
-  }, async (req) => ok(await readSettings(ctx(req))));
-  r.patch('/api/settings', {
-    schema: { tags: ['settings'], operationId: 'updateSettings', summary: 'Change institution settings (ADMIN); only sent fields change', body: patchBody, response: { 200: envelope(settingsResponse) } },
-  }, async (req) => ok(await patchSettings(ctx(req), req.body)));
+  r.get(
+    '/api/settings',
+    {
+      schema: { tags: ['settings'], operationId: 'getSettings', summary: 'Institution settings, including the fee gating toggle', response: { 200: envelope(settingsResponse) } },
+    },
+    async (req) => ok(await readSettings(ctx(req))),
+  );
+  r.patch(
+    '/api/settings',
+    {
+      schema: {
+        tags: ['settings'],
+        operationId: 'updateSettings',
+        summary: 'Change institution settings (ADMIN); only sent fields change',
+        body: patchBody,
+        response: { 200: envelope(settingsResponse) },
+      },
+    },
+    async (req) => ok(await patchSettings(ctx(req), req.body)),
+  );
 };
 
 export const settingsModule: AppModule = { name: 'settings', routes };

@@ -16,7 +16,9 @@ export const crmCompletions = pgTable(
     enrollmentId: text('enrollment_id').notNull(),
     payload: jsonb('payload').$type<CompletionPush>().notNull(),
     /** PENDING → SENT, or FAILED (retried) */
-    status: text('status', { enum: ['PENDING', 'SENT', 'FAILED'] }).notNull().default('PENDING'),
+    status: text('status', { enum: ['PENDING', 'SENT', 'FAILED'] })
+      .notNull()
+      .default('PENDING'),
     attempts: integer('attempts').notNull().default(0),
     lastError: text('last_error'),
     /** A sender (worker or sync endpoint) holds the row until then, so two never send it at once. */
@@ -27,7 +29,9 @@ export const crmCompletions = pgTable(
   },
   (t) => [
     unique('crm_completions_inst_id_uq').on(t.institutionId, t.id),
-    foreignKey({ name: 'crm_completions_enrollment_fk', columns: [t.institutionId, t.enrollmentId], foreignColumns: [enrollments.institutionId, enrollments.id] }).onDelete('cascade'),
+    foreignKey({ name: 'crm_completions_enrollment_fk', columns: [t.institutionId, t.enrollmentId], foreignColumns: [enrollments.institutionId, enrollments.id] }).onDelete(
+      'cascade',
+    ),
     uniqueIndex('crm_completions_enrollment_uq').on(t.institutionId, t.enrollmentId),
     index('crm_completions_inst_status_idx').on(t.institutionId, t.status),
   ],

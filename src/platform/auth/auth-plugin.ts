@@ -113,15 +113,11 @@ export function registerAuth(app: FastifyInstance, deps: Deps) {
   async function ensureInstitution(id: string) {
     if (known.has(id)) return;
     const now = deps.clock.now().toISOString();
-    await deps.database.db.execute(
-      sql`insert into institutions (id, settings, created_at, updated_at) values (${id}, '{}'::jsonb, ${now}, ${now}) on conflict (id) do nothing`,
-    );
+    await deps.database.db.execute(sql`insert into institutions (id, settings, created_at, updated_at) values (${id}, '{}'::jsonb, ${now}, ${now}) on conflict (id) do nothing`);
     known.add(id);
   }
 
-  const allowedOrigins = new Set(
-    [deps.config.publicBaseUrl, ...deps.config.corsOrigins].map(originOf).filter((o): o is string => o !== null),
-  );
+  const allowedOrigins = new Set([deps.config.publicBaseUrl, ...deps.config.corsOrigins].map(originOf).filter((o): o is string => o !== null));
 
   async function sessionOf(req: FastifyRequest): Promise<{ session: Session; source: 'bearer' | 'cookie' } | null> {
     const found = tokenFrom(req, deps.config.SESSION_COOKIE_NAME);

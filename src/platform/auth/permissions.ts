@@ -2,14 +2,12 @@ import { AppError } from '../http/errors.js';
 import type { Session } from './tokens.js';
 
 /** canManageCourses: ADMIN, TEACHER, or the `permissions` claim (DESIGN.md §4). */
-export const canManageCourses = (s: Session) =>
-  s.role === 'ADMIN' || s.role === 'TEACHER' || s.permissions.includes('canManageCourses');
+export const canManageCourses = (s: Session) => s.role === 'ADMIN' || s.role === 'TEACHER' || s.permissions.includes('canManageCourses');
 
 export const isAdmin = (s: Session) => s.role === 'ADMIN';
 
 /** Owner-only actions accept the owner and ADMIN. */
-export const isOwnerOrAdmin = (s: Session, ownerId: string | null | undefined) =>
-  s.role === 'ADMIN' || (!!ownerId && ownerId === s.personId);
+export const isOwnerOrAdmin = (s: Session, ownerId: string | null | undefined) => s.role === 'ADMIN' || (!!ownerId && ownerId === s.personId);
 
 /** canManageSession on a live session: its host, or ADMIN. */
 export const canManageSession = (s: Session, hostId: string | null | undefined) => isOwnerOrAdmin(s, hostId);

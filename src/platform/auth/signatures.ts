@@ -29,15 +29,17 @@ export function derivedKey(secret: string, info: string): Buffer {
   return key;
 }
 
-export const hmacSha256Hex = (secret: string, body: Buffer | string) =>
-  createHmac('sha256', secret).update(body).digest('hex');
+export const hmacSha256Hex = (secret: string, body: Buffer | string) => createHmac('sha256', secret).update(body).digest('hex');
 
 /**
  * Verify a webhook signature: HMAC-SHA256 of the raw body, hex, bare or `sha256=`-prefixed.
  */
 export function verifyWebhookSignature(secret: string, rawBody: Buffer | string, header: string | undefined | null): boolean {
   if (!header) return false;
-  const given = header.trim().replace(/^sha256=/i, '').toLowerCase();
+  const given = header
+    .trim()
+    .replace(/^sha256=/i, '')
+    .toLowerCase();
   if (!/^[0-9a-f]{64}$/.test(given)) return false;
   return safeEqual(given, hmacSha256Hex(secret, rawBody));
 }

@@ -144,12 +144,7 @@ export function createCrmClient(opts: CrmClientOptions): CrmClient & { close(): 
   }
 
   /** One HTTP exchange; returns status and the parsed JSON body (or `undefined` if not JSON). */
-  async function exchange(
-    method: 'GET' | 'POST',
-    url: string,
-    headers: Record<string, string>,
-    body?: unknown,
-  ): Promise<{ status: number; json: unknown; isJson: boolean }> {
+  async function exchange(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: unknown; isJson: boolean }> {
     let res: Dispatcher.ResponseData;
     try {
       res = await request(url, {
@@ -180,12 +175,7 @@ export function createCrmClient(opts: CrmClientOptions): CrmClient & { close(): 
     const { addressing, apiKey } = requireConfigured();
     checkSlug(slug);
     const url = `${addressing.protocol}://${slug}.${addressing.baseDomain}${path}`;
-    const res = await exchange(
-      method,
-      url,
-      { authorization: `Bearer ${apiKey}`, 'x-institution-slug': slug, 'content-type': 'application/json' },
-      body,
-    );
+    const res = await exchange(method, url, { authorization: `Bearer ${apiKey}`, 'x-institution-slug': slug, 'content-type': 'application/json' }, body);
     const what = `${method} ${path} (${slug})`;
     const envelope = res.json as { data?: unknown; error?: { code?: unknown; message?: unknown } | null } | undefined;
     if (res.status < 200 || res.status > 299) {
@@ -281,7 +271,12 @@ export function createCrmClient(opts: CrmClientOptions): CrmClient & { close(): 
   };
 
   const fullName = (p: { firstName: string | null; lastName: string | null } | null) =>
-    p ? [p.firstName, p.lastName].map((s) => s?.trim()).filter(Boolean).join(' ') || null : null;
+    p
+      ? [p.firstName, p.lastName]
+          .map((s) => s?.trim())
+          .filter(Boolean)
+          .join(' ') || null
+      : null;
 
   return {
     getContact: (slug, id) => strict(`contact ${id}`, () => loadContact(slug, id)),
@@ -292,43 +287,30 @@ export function createCrmClient(opts: CrmClientOptions): CrmClient & { close(): 
     getUserOrNull: (slug, id) => orNull(`user ${id}`, () => loadUser(slug, id)),
 
     getStudentParents: (slug, contactId) =>
-      strict(`parents of ${contactId}`, async () =>
-        callTenant(slug, 'GET', `/api/lms/student/${seg(contactId)}/parents`, z.array(parentLinkSchema)),
-      ),
+      strict(`parents of ${contactId}`, async () => callTenant(slug, 'GET', `/api/lms/student/${seg(contactId)}/parents`, z.array(parentLinkSchema))),
 
     getClasses: (slug, yearId) =>
       strict('classes', async () => {
         checkSlug(slug);
         const query = yearId !== undefined ? `?${new URLSearchParams({ yearId })}` : '';
         const schema = z.array(classSchema);
-        return cached(key(slug, 'classes', yearId ?? ''), CRM_CACHE_TTL.classes, schema, () =>
-          callTenant(slug, 'GET', `/api/lms/classes${query}`, schema),
-        );
+        return cached(key(slug, 'classes', yearId ?? ''), CRM_CACHE_TTL.classes, schema, () => callTenant(slug, 'GET', `/api/lms/classes${query}`, schema));
       }),
 
     getSectionRoster: (slug, sectionId) =>
-      strict(`roster of ${sectionId}`, async () =>
-        callTenant(slug, 'GET', `/api/lms/sections/${seg(sectionId)}/students`, z.array(rosterEntrySchema)),
-      ),
+      strict(`roster of ${sectionId}`, async () => callTenant(slug, 'GET', `/api/lms/sections/${seg(sectionId)}/students`, z.array(rosterEntrySchema))),
 
-    getFeeStatus: (slug, studentId) =>
-      strict(`fee status of ${studentId}`, async () =>
-        callTenant(slug, 'GET', `/api/lms/students/${seg(studentId)}/fee-status`, feeStatusSchema),
-      ),
+    getFeeStatus: (slug, studentId) => strict(`fee status of ${studentId}`, async () => callTenant(slug, 'GET', `/api/lms/students/${seg(studentId)}/fee-status`, feeStatusSchema)),
 
     getAttendance: (slug, studentId, from, to) =>
       strict(`attendance of ${studentId}`, async () => {
         checkSlug(slug);
         const path = `/api/lms/students/${seg(studentId)}/attendance?${new URLSearchParams({ from, to })}`;
-        return cached(key(slug, 'attendance', studentId, from, to), CRM_CACHE_TTL.attendance, attendanceSchema, () =>
-          callTenant(slug, 'GET', path, attendanceSchema),
-        );
+        return cached(key(slug, 'attendance', studentId, from, to), CRM_CACHE_TTL.attendance, attendanceSchema, () => callTenant(slug, 'GET', path, attendanceSchema));
       }),
 
     getParentChildren: (slug, parentContactId) =>
-      strict(`children of ${parentContactId}`, async () =>
-        callTenant(slug, 'GET', `/api/lms/parent/${seg(parentContactId)}/children`, z.array(childSchema)),
-      ),
+      strict(`children of ${parentContactId}`, async () => callTenant(slug, 'GET', `/api/lms/parent/${seg(parentContactId)}/children`, z.array(childSchema))),
 
     pushCompletion: (slug, body: CompletionPush) =>
       strict(`completion push of ${body.studentContactId}/${body.courseId}`, async () => {

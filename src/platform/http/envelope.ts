@@ -29,8 +29,7 @@ export const pageMetaSchema = z.object({
 /** Response schema for a route returning `ok(data)`. */
 export const envelope = <T extends z.ZodTypeAny>(data: T) => z.object({ data, error: z.null() });
 /** Response schema for a route returning `paged(rows, meta)`. */
-export const pagedEnvelope = <T extends z.ZodTypeAny>(row: T) =>
-  z.object({ data: z.array(row), error: z.null(), meta: pageMetaSchema });
+export const pagedEnvelope = <T extends z.ZodTypeAny>(row: T) => z.object({ data: z.array(row), error: z.null(), meta: pageMetaSchema });
 
 /** Data of every DELETE that removes something: `{id, deleted: true}`. */
 export const deletedSchema = z.object({ id: z.string(), deleted: z.literal(true) }).describe('Deletion result');

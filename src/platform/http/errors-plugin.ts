@@ -34,7 +34,8 @@ export function sendError(reply: FastifyReply, status: number, code: string, mes
 }
 
 /** Parse errors of a malformed multipart body (busboy throws plain errors). */
-const MULTIPART_PARSE_ERROR = /^(Multipart: Boundary not found|Boundary required|Unexpected end of multipart data|\w+ terminated early due to unexpected end of multipart data|Malformed part header)/;
+const MULTIPART_PARSE_ERROR =
+  /^(Multipart: Boundary not found|Boundary required|Unexpected end of multipart data|\w+ terminated early due to unexpected end of multipart data|Malformed part header)/;
 
 /**
  * Database refusals of the caller's data that the input guard (input-guard.ts) should already
@@ -54,7 +55,12 @@ function toAppError(err: FastifyError | Error, req: FastifyRequest): AppError {
   }
   if (hasZodFastifySchemaValidationErrors(err)) {
     const fields = err.validation.map((v) => ({
-      field: [err.validationContext, ...String(v.instancePath ?? '').split('/').filter(Boolean)]
+      field: [
+        err.validationContext,
+        ...String(v.instancePath ?? '')
+          .split('/')
+          .filter(Boolean),
+      ]
         .filter(Boolean)
         .join('.'),
       message: v.message ?? 'invalid',
@@ -133,7 +139,11 @@ function patternToRegExp(url: string): RegExp {
     if (segment === '*') source += '(?:/.*)?';
     else if (/^:[^/]+\?$/.test(segment)) source += '(?:/[^/]+)?';
     else if (segment.startsWith(':')) source += '/[^/]+';
-    else source += `/${segment.split(/:[A-Za-z_]\w*/).map(escapeRegExp).join('[^/]+')}`;
+    else
+      source += `/${segment
+        .split(/:[A-Za-z_]\w*/)
+        .map(escapeRegExp)
+        .join('[^/]+')}`;
   }
   return new RegExp(`^${source}/?$`);
 }

@@ -41,6 +41,5 @@ export class AppError extends Error {
 
 export const notFound = (what = 'Resource') => new AppError('NOT_FOUND', `${what} not found`);
 export const forbidden = (message = 'You do not have permission to do this') => new AppError('FORBIDDEN', message);
-export const validationError = (message: string, fields?: Array<{ field: string; message: string }>) =>
-  new AppError('VALIDATION_ERROR', message, fields ? { fields } : undefined);
+export const validationError = (message: string, fields?: Array<{ field: string; message: string }>) => new AppError('VALIDATION_ERROR', message, fields ? { fields } : undefined);
 export const conflict = (message: string, details?: Record<string, unknown>) => new AppError('CONFLICT', message, details);

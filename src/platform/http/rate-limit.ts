@@ -25,9 +25,7 @@ function callerKey(req: FastifyRequest): string {
  */
 export async function registerRateLimits(app: FastifyInstance, config: Config) {
   if (config.RATE_LIMIT_DISABLED === 'true') return;
-  const redis = config.REDIS_URL
-    ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
-    : undefined;
+  const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : undefined;
   if (redis) {
     redis.on('error', (err) => app.log.warn({ err: err.message }, 'redis error (rate limits)'));
     app.addHook('onClose', async () => void redis.quit().catch(() => undefined));

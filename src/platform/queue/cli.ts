@@ -62,6 +62,13 @@ export async function jobsCommand(db: Db, clock: Clock, args: string[]): Promise
     ...rows.map((j) => [j.id, j.name, j.status, `${j.attempts}/${j.maxAttempts}`, j.updatedAt.toISOString(), oneLine(j.lastError, 120)]),
   ];
   const widths = table[0].map((_, c) => Math.max(...table.map((r) => r[c].length)));
-  const output = table.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]))).join('  ').trimEnd()).join('\n');
+  const output = table
+    .map((r) =>
+      r
+        .map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c])))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
   return { output, exitCode: 0 };
 }

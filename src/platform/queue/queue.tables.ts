@@ -35,7 +35,9 @@ export const jobs = pgTable(
     index('jobs_name_idx').on(t.name, t.status),
     // Retention purge and `lms jobs` (dead jobs, newest first).
     index('jobs_status_updated_idx').on(t.status, t.updatedAt),
-    uniqueIndex('jobs_singleton_key_idx').on(t.singletonKey).where(sql`status in ('queued', 'running')`),
+    uniqueIndex('jobs_singleton_key_idx')
+      .on(t.singletonKey)
+      .where(sql`status in ('queued', 'running')`),
   ],
 );
 

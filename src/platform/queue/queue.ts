@@ -123,20 +123,8 @@ export function enqueue<N extends JobName>(
   payload: PayloadInputOf<AppJobDefinitions, N>,
   opts?: EnqueueOptions & { singletonKey?: undefined },
 ): Promise<string>;
-export function enqueue<N extends JobName>(
-  tx: DbOrTx,
-  clock: Clock,
-  name: N,
-  payload: PayloadInputOf<AppJobDefinitions, N>,
-  opts: EnqueueOptions,
-): Promise<string | null>;
-export function enqueue<N extends JobName>(
-  tx: DbOrTx,
-  clock: Clock,
-  name: N,
-  payload: PayloadInputOf<AppJobDefinitions, N>,
-  opts: EnqueueOptions = {},
-): Promise<string | null> {
+export function enqueue<N extends JobName>(tx: DbOrTx, clock: Clock, name: N, payload: PayloadInputOf<AppJobDefinitions, N>, opts: EnqueueOptions): Promise<string | null>;
+export function enqueue<N extends JobName>(tx: DbOrTx, clock: Clock, name: N, payload: PayloadInputOf<AppJobDefinitions, N>, opts: EnqueueOptions = {}): Promise<string | null> {
   return enqueueJob(jobDefinitions, tx, clock, name, payload, opts);
 }
 
@@ -213,7 +201,10 @@ export class Worker<D extends JobDefinitions = AppJobDefinitions> {
     if (names.length === 0) return [];
     const now = this.opts.clock.now();
     const leaseUntil = new Date(now.getTime() + this.leaseMs);
-    const nameList = sql.join(names.map((n) => sql`${n}`), sql`, `);
+    const nameList = sql.join(
+      names.map((n) => sql`${n}`),
+      sql`, `,
+    );
     const nowIso = now.toISOString();
     const res = (await this.opts.db.execute(sql`
       update jobs set status = 'running', attempts = attempts + 1,
@@ -229,7 +220,15 @@ export class Worker<D extends JobDefinitions = AppJobDefinitions> {
       returning id`)) as unknown as { rows: Array<{ id: string }> };
     if (res.rows.length === 0) return [];
     const ids = res.rows.map((r) => r.id);
-    const claimed = await this.opts.db.select().from(jobs).where(sql`${jobs.id} in (${sql.join(ids.map((i) => sql`${i}`), sql`, `)})`);
+    const claimed = await this.opts.db
+      .select()
+      .from(jobs)
+      .where(
+        sql`${jobs.id} in (${sql.join(
+          ids.map((i) => sql`${i}`),
+          sql`, `,
+        )})`,
+      );
     return claimed.sort((a, b) => a.runAt.getTime() - b.runAt.getTime());
   }
 
@@ -321,9 +320,7 @@ export class Worker<D extends JobDefinitions = AppJobDefinitions> {
     if (recurring) await this.opts.db.transaction(apply);
     else await apply(this.opts.db);
     if (error !== undefined) {
-      this.log[dead ? 'error' : 'warn'](
-        `[lms] job ${job.name} ${job.id} failed (attempt ${job.attempts}/${job.maxAttempts})${dead ? ', moved to dead' : ''}: ${message}`,
-      );
+      this.log[dead ? 'error' : 'warn'](`[lms] job ${job.name} ${job.id} failed (attempt ${job.attempts}/${job.maxAttempts})${dead ? ', moved to dead' : ''}: ${message}`);
     }
   }
 

@@ -13,7 +13,9 @@ export function nextRunAt(schedule: JobSchedule, after: Date): Date {
     const every = schedule.everyMs;
     return new Date((Math.floor(after.getTime() / every) + 1) * every);
   }
-  return CronExpressionParser.parse(schedule.cron, { currentDate: after, tz: schedule.tz ?? 'UTC' }).next().toDate();
+  return CronExpressionParser.parse(schedule.cron, { currentDate: after, tz: schedule.tz ?? 'UTC' })
+    .next()
+    .toDate();
 }
 
 /** Throws a message naming the job when its schedule cannot be used. */

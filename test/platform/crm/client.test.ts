@@ -45,7 +45,10 @@ interface Harness {
 function makeClient(overrides: Partial<CrmClientOptions> = {}): Harness {
   const clock = (overrides.clock as ManualClock | undefined) ?? new ManualClock('2026-03-02T09:00:00.000Z');
   const logs: Harness['logs'] = [];
-  const capture = (level: string) => (...args: unknown[]) => logs.push({ level, line: args.map(String).join(' ') });
+  const capture =
+    (level: string) =>
+    (...args: unknown[]) =>
+      logs.push({ level, line: args.map(String).join(' ') });
   const crm = createCrmClient({
     addressing: { protocol: sim.protocol, baseDomain: sim.baseDomain },
     apiKey: sim.apiKey,
@@ -127,9 +130,7 @@ describe('tenant addressing and headers', () => {
     const attendance = await crm.getAttendance('demo', DEMO_STUDENT_ID, '2026-02-02', '2026-02-06');
     expect(attendance.records.map((r) => r.date)).toEqual(['2026-02-02', '2026-02-03', '2026-02-04', '2026-02-05', '2026-02-06']);
     expect(seen('/api/lms/students/')[0].path).toBe(`/api/lms/students/${OVERDUE_STUDENT_ID}/fee-status`);
-    expect(seen(`/api/lms/students/${DEMO_STUDENT_ID}/attendance`)[0].path).toBe(
-      `/api/lms/students/${DEMO_STUDENT_ID}/attendance?from=2026-02-02&to=2026-02-06`,
-    );
+    expect(seen(`/api/lms/students/${DEMO_STUDENT_ID}/attendance`)[0].path).toBe(`/api/lms/students/${DEMO_STUDENT_ID}/attendance?from=2026-02-02&to=2026-02-06`);
     expect((await crm.getParentChildren('demo', DEMO_PARENT_ID)).length).toBe(2);
   });
 });
@@ -152,18 +153,15 @@ describe('refusals before any network call', () => {
     expect(sim.requests).toHaveLength(0);
   });
 
-  it.each(['evil.com/x', 'a..b', 'Demo', 'DEMO', '', '-demo', 'demo-', 'demo.', 'de mo', 'demo@x', 'a'.repeat(64)])(
-    'refuses slug %j',
-    async (slug) => {
-      const { crm } = makeClient();
-      const err = await rejection(crm.getContact(slug, DEMO_STUDENT_ID));
-      expect(err.reason).toBe('invalid_slug');
-      expect((await rejection(crm.getFeeStatus(slug, DEMO_STUDENT_ID))).reason).toBe('invalid_slug');
-      expect((await rejection(crm.pushCompletion(slug, completion()))).reason).toBe('invalid_slug');
-      expect(await crm.getStudentOrNull(slug, DEMO_STUDENT_ID)).toBeNull();
-      expect(sim.requests).toHaveLength(0);
-    },
-  );
+  it.each(['evil.com/x', 'a..b', 'Demo', 'DEMO', '', '-demo', 'demo-', 'demo.', 'de mo', 'demo@x', 'a'.repeat(64)])('refuses slug %j', async (slug) => {
+    const { crm } = makeClient();
+    const err = await rejection(crm.getContact(slug, DEMO_STUDENT_ID));
+    expect(err.reason).toBe('invalid_slug');
+    expect((await rejection(crm.getFeeStatus(slug, DEMO_STUDENT_ID))).reason).toBe('invalid_slug');
+    expect((await rejection(crm.pushCompletion(slug, completion()))).reason).toBe('invalid_slug');
+    expect(await crm.getStudentOrNull(slug, DEMO_STUDENT_ID)).toBeNull();
+    expect(sim.requests).toHaveLength(0);
+  });
 
   it('accepts a 63-character slug (the longest DNS label)', async () => {
     const { crm } = makeClient();
@@ -386,9 +384,7 @@ describe('pushCompletion', () => {
   it('sends only the spec fields', async () => {
     const { crm } = makeClient();
     await crm.pushCompletion('northside', { ...completion(), extra: 'leak' } as CompletionPush);
-    expect(Object.keys(sim.completions[0].body).sort()).toEqual(
-      ['certificateNumber', 'completedAt', 'courseId', 'courseTitle', 'finalScore', 'studentContactId'].sort(),
-    );
+    expect(Object.keys(sim.completions[0].body).sort()).toEqual(['certificateNumber', 'completedAt', 'courseId', 'courseTitle', 'finalScore', 'studentContactId'].sort());
     expect(sim.completions[0].slug).toBe('northside');
   });
 
