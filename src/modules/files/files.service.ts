@@ -12,15 +12,7 @@ import { isStorageError, isValidKey, newObjectKey, type StoredObject } from '../
 import { verifySignedUrl, type VerifyFailure } from '../../platform/storage/signed-urls.js';
 import { courses, lessons } from '../courses/courses.tables.js';
 import { files, type FileRow } from './files.tables.js';
-import {
-  baseContentType,
-  uploadTypeOf,
-  type FileDto,
-  type ListFilesQuery,
-  type PresignDto,
-  type PresignInput,
-  type RegisterFileInput,
-} from './files.schemas.js';
+import { baseContentType, uploadTypeOf, type FileDto, type ListFilesQuery, type PresignDto, type PresignInput, type RegisterFileInput } from './files.schemas.js';
 import { inTenant, byId } from '../../platform/db/tenancy.js';
 
 /** How long a presigned upload URL stays valid. */
@@ -57,14 +49,10 @@ async function toDto(ctx: Pick<ServiceContext, 'storage'>, f: FileRow): Promise<
 export async function presignUpload(ctx: ServiceContext, input: PresignInput): Promise<PresignDto> {
   const type = uploadTypeOf(input.contentType);
   if (!type) {
-    throw validationError('This content type may not be uploaded', [
-      { field: 'body.contentType', message: `content type ${JSON.stringify(input.contentType)} is not allowed` },
-    ]);
+    throw validationError('This content type may not be uploaded', [{ field: 'body.contentType', message: `content type ${JSON.stringify(input.contentType)} is not allowed` }]);
   }
   if (input.size > type.maxBytes) {
-    throw validationError('The file is too large for its type', [
-      { field: 'body.size', message: `${type.category} files may be at most ${type.maxBytes} bytes` },
-    ]);
+    throw validationError('The file is too large for its type', [{ field: 'body.size', message: `${type.category} files may be at most ${type.maxBytes} bytes` }]);
   }
   const key = newObjectKey(ctx.institutionId, KEY_KIND, type.ext);
   const signed = await ctx.storage.presignUpload(key, type.contentType, input.size, UPLOAD_URL_EXPIRY_SECONDS);
@@ -117,18 +105,14 @@ export async function registerFile(ctx: ServiceContext, input: RegisterFileInput
   }
   const type = uploadTypeOf(input.contentType);
   if (!type) {
-    throw validationError('This content type may not be uploaded', [
-      { field: 'body.contentType', message: `content type ${JSON.stringify(input.contentType)} is not allowed` },
-    ]);
+    throw validationError('This content type may not be uploaded', [{ field: 'body.contentType', message: `content type ${JSON.stringify(input.contentType)} is not allowed` }]);
   }
   const { courseId, lessonId } = await assertCourseAndLesson(ctx, input.courseId, input.lessonId);
 
   const stored: StoredObject | null = await ctx.storage.stat(input.key);
   if (!stored) throw keyIssue('no uploaded object under this key');
   if (baseContentType(stored.contentType) !== type.contentType) {
-    throw validationError('The content type does not match the upload', [
-      { field: 'body.contentType', message: `the object was uploaded as ${stored.contentType}` },
-    ]);
+    throw validationError('The content type does not match the upload', [{ field: 'body.contentType', message: `the object was uploaded as ${stored.contentType}` }]);
   }
   if (stored.size > type.maxBytes) {
     // A presigned S3 PUT cannot limit the size: refuse and remove an oversized object here.
@@ -138,9 +122,7 @@ export async function registerFile(ctx: ServiceContext, input: RegisterFileInput
     throw new AppError('PAYLOAD_TOO_LARGE', `${type.category} files may be at most ${type.maxBytes} bytes`);
   }
   if (input.size !== undefined && input.size !== stored.size) {
-    throw validationError('The size does not match the upload', [
-      { field: 'body.size', message: `the uploaded object has ${stored.size} bytes` },
-    ]);
+    throw validationError('The size does not match the upload', [{ field: 'body.size', message: `the uploaded object has ${stored.size} bytes` }]);
   }
 
   let row: FileRow;
@@ -181,13 +163,7 @@ export async function listFiles(ctx: ServiceContext, query: ListFilesQuery): Pro
     query.lessonId ? eq(files.lessonId, query.lessonId) : undefined,
   ) as SQL;
   const [rows, [total]] = await Promise.all([
-    ctx.db
-      .select()
-      .from(files)
-      .where(where)
-      .orderBy(desc(files.createdAt), desc(files.id))
-      .limit(page.perPage)
-      .offset(pageOffset(page)),
+    ctx.db.select().from(files).where(where).orderBy(desc(files.createdAt), desc(files.id)).limit(page.perPage).offset(pageOffset(page)),
     ctx.db.select({ n: count() }).from(files).where(where),
   ]);
   return { rows: await Promise.all(rows.map((r) => toDto(ctx, r))), meta: pageMeta(page, total?.n ?? 0) };

@@ -1,12 +1,4 @@
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  PutObjectCommand,
-  S3Client,
-  S3ServiceException,
-  type S3ClientConfig,
-} from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Clock } from '../clock.js';
 import { assertExpiry, assertMaxBytes, assertValidContentType, assertValidKey } from './keys.js';
@@ -155,11 +147,11 @@ export class S3Storage implements Storage {
     assertMaxBytes(maxBytes);
     assertExpiry(expiresInSeconds);
     const signingDate = this.clock.now();
-    const url = await getSignedUrl(
-      this.client,
-      new PutObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key), ContentType: contentType }),
-      { expiresIn: expiresInSeconds, signingDate, signableHeaders: new Set(['content-type']) },
-    );
+    const url = await getSignedUrl(this.client, new PutObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key), ContentType: contentType }), {
+      expiresIn: expiresInSeconds,
+      signingDate,
+      signableHeaders: new Set(['content-type']),
+    });
     return {
       url,
       method: 'PUT',
@@ -175,8 +167,7 @@ export class S3Storage implements Storage {
   }
 }
 
-const httpStatus = (err: unknown): number | undefined =>
-  (err as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
+const httpStatus = (err: unknown): number | undefined => (err as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
 
 // GetObject says NoSuchKey; HeadObject has no body, so only its 404 tells. A missing
 // bucket is a configuration error, not a missing object.

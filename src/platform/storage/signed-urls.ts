@@ -15,9 +15,7 @@ import { isValidContentType, isValidKey } from './keys.js';
 export const DOWNLOAD_PATH_PREFIX = '/api/files/raw/';
 export const UPLOAD_PATH_PREFIX = '/api/upload/';
 
-export type SignedRequest =
-  | { method: 'GET'; key: string }
-  | { method: 'PUT'; key: string; contentType: string; maxBytes: number };
+export type SignedRequest = { method: 'GET'; key: string } | { method: 'PUT'; key: string; contentType: string; maxBytes: number };
 
 export type VerifiedRequest = SignedRequest & { expiresAt: number };
 
@@ -31,10 +29,7 @@ const signingKey = (authSecret: string) => derivedKey(authSecret, STORAGE_URL_KE
 
 // JSON of a fixed-order array: unambiguous whatever characters the fields hold.
 function signature(authSecret: string, request: SignedRequest, expiresAt: number): string {
-  const fields =
-    request.method === 'GET'
-      ? ['GET', request.key, expiresAt]
-      : ['PUT', request.key, expiresAt, request.contentType, request.maxBytes];
+  const fields = request.method === 'GET' ? ['GET', request.key, expiresAt] : ['PUT', request.key, expiresAt, request.contentType, request.maxBytes];
   return createHmac('sha256', signingKey(authSecret)).update(JSON.stringify(fields)).digest('hex');
 }
 
@@ -62,13 +57,7 @@ const single = (v: unknown): string | undefined => (typeof v === 'string' ? v : 
  * the parsed query string (as Fastify gives it). On success the PUT result carries the
  * content type and size limit the route must enforce on the body.
  */
-export function verifySignedUrl(opts: {
-  authSecret: string;
-  method: 'GET' | 'PUT';
-  key: string;
-  query: Record<string, unknown>;
-  now: Date;
-}): VerifyResult {
+export function verifySignedUrl(opts: { authSecret: string; method: 'GET' | 'PUT'; key: string; query: Record<string, unknown>; now: Date }): VerifyResult {
   const { authSecret, method, key, query, now } = opts;
   const expires = single(query.expires);
   const sig = single(query.sig);

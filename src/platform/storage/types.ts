@@ -57,5 +57,4 @@ export class StorageError extends Error {
   }
 }
 
-export const isStorageError = (err: unknown, code?: StorageErrorCode): err is StorageError =>
-  err instanceof StorageError && (code === undefined || err.code === code);
+export const isStorageError = (err: unknown, code?: StorageErrorCode): err is StorageError => err instanceof StorageError && (code === undefined || err.code === code);

@@ -4,15 +4,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { ManualClock } from '../../../src/platform/clock.js';
-import {
-  LazyS3Storage,
-  LocalStorage,
-  StorageError,
-  createStorage,
-  isValidKey,
-  newObjectKey,
-  parseStorageUrl,
-} from '../../../src/platform/storage/index.js';
+import { LazyS3Storage, LocalStorage, StorageError, createStorage, isValidKey, newObjectKey, parseStorageUrl } from '../../../src/platform/storage/index.js';
 import { S3Storage } from '../../../src/platform/storage/s3.js';
 import { verifySignedUrl } from '../../../src/platform/storage/signed-urls.js';
 
@@ -85,10 +77,7 @@ describe('LocalStorage objects', () => {
   });
 
   it('lets exactly one of two concurrent puts on a key win', async () => {
-    const results = await Promise.allSettled([
-      storage.put('a/race.txt', Buffer.from('one'), 'text/plain'),
-      storage.put('a/race.txt', Buffer.from('two'), 'text/plain'),
-    ]);
+    const results = await Promise.allSettled([storage.put('a/race.txt', Buffer.from('one'), 'text/plain'), storage.put('a/race.txt', Buffer.from('two'), 'text/plain')]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
     expect(['one', 'two']).toContain((await storage.get('a/race.txt')).toString());
@@ -186,8 +175,7 @@ describe('LocalStorage signed download URLs', () => {
 
   it('refuses tampered URLs', async () => {
     const { key: routeKey, query } = asRoute(await storage.urlFor(key), '/api/files/raw/');
-    const check = (k: string, q: Record<string, unknown>, authSecret = SECRET) =>
-      verifySignedUrl({ authSecret, method: 'GET', key: k, query: q, now: clock.now() });
+    const check = (k: string, q: Record<string, unknown>, authSecret = SECRET) => verifySignedUrl({ authSecret, method: 'GET', key: k, query: q, now: clock.now() });
 
     expect(check('inst-1/files/other.pdf', query)).toEqual({ ok: false, reason: 'bad_signature' });
     expect(check('inst-2/files/report.pdf', query)).toEqual({ ok: false, reason: 'bad_signature' });
@@ -212,8 +200,7 @@ describe('LocalStorage signed download URLs', () => {
 
   it('refuses malformed parameters', async () => {
     const { key: routeKey, query } = asRoute(await storage.urlFor(key), '/api/files/raw/');
-    const check = (k: string, q: Record<string, unknown>) =>
-      verifySignedUrl({ authSecret: SECRET, method: 'GET', key: k, query: q, now: clock.now() });
+    const check = (k: string, q: Record<string, unknown>) => verifySignedUrl({ authSecret: SECRET, method: 'GET', key: k, query: q, now: clock.now() });
     expect(check(routeKey, { expires: query.expires })).toEqual({ ok: false, reason: 'malformed' });
     expect(check(routeKey, { sig: query.sig })).toEqual({ ok: false, reason: 'malformed' });
     expect(check(routeKey, { ...query, expires: '-1' })).toEqual({ ok: false, reason: 'malformed' });
@@ -238,8 +225,7 @@ describe('LocalStorage presigned uploads', () => {
     const { key: routeKey, query } = asRoute(upload.url, '/api/upload/');
     expect(query).toMatchObject({ ct: 'image/svg+xml', max: '1048576' });
 
-    const check = (q: Record<string, unknown>, k = routeKey) =>
-      verifySignedUrl({ authSecret: SECRET, method: 'PUT', key: k, query: q, now: clock.now() });
+    const check = (q: Record<string, unknown>, k = routeKey) => verifySignedUrl({ authSecret: SECRET, method: 'PUT', key: k, query: q, now: clock.now() });
     expect(check(query)).toEqual({
       ok: true,
       method: 'PUT',
@@ -297,8 +283,7 @@ describe('newObjectKey', () => {
 });
 
 describe('createStorage', () => {
-  const config = (env: Record<string, string>) =>
-    loadConfig({ NODE_ENV: 'test', AUTH_SECRET: SECRET, PUBLIC_BASE_URL: BASE, ...env });
+  const config = (env: Record<string, string>) => loadConfig({ NODE_ENV: 'test', AUTH_SECRET: SECRET, PUBLIC_BASE_URL: BASE, ...env });
 
   it('picks the local driver for file:// URLs, relative to the working directory', () => {
     const s = createStorage(config({ STORAGE_URL: 'file://.data/files' }), clock);
@@ -309,10 +294,7 @@ describe('createStorage', () => {
   });
 
   it('picks the S3 driver for s3:// URLs, with an optional prefix', async () => {
-    const s = createStorage(
-      config({ STORAGE_URL: 's3://lms-files/prod/', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY_ID: 'k', S3_SECRET_ACCESS_KEY: 's' }),
-      clock,
-    );
+    const s = createStorage(config({ STORAGE_URL: 's3://lms-files/prod/', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY_ID: 'k', S3_SECRET_ACCESS_KEY: 's' }), clock);
     // The AWS SDK is loaded on first use.
     expect(s).toBeInstanceOf(LazyS3Storage);
     expect(await (s as LazyS3Storage).load()).toBeInstanceOf(S3Storage);
@@ -324,8 +306,6 @@ describe('createStorage', () => {
     expect(() => parseStorageUrl('s3://x')).toThrow(/bucket/);
     expect(() => parseStorageUrl('s3://lms-files/../up')).toThrow(/prefix/);
     expect(() => parseStorageUrl('file://')).toThrow(/directory/);
-    expect(() => createStorage(config({ STORAGE_URL: 's3://lms-files', S3_ACCESS_KEY_ID: 'k' }), clock)).toThrow(
-      /S3_SECRET_ACCESS_KEY/,
-    );
+    expect(() => createStorage(config({ STORAGE_URL: 's3://lms-files', S3_ACCESS_KEY_ID: 'k' }), clock)).toThrow(/S3_SECRET_ACCESS_KEY/);
   });
 });

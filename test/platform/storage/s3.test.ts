@@ -18,13 +18,7 @@ interface S3rverInstance {
   run(): Promise<AddressInfo>;
   close(): Promise<void>;
 }
-type S3rverCtor = new (options: {
-  address: string;
-  port: number;
-  silent: boolean;
-  directory: string;
-  configureBuckets: Array<{ name: string }>;
-}) => S3rverInstance;
+type S3rverCtor = new (options: { address: string; port: number; silent: boolean; directory: string; configureBuckets: Array<{ name: string }> }) => S3rverInstance;
 const S3rver = createRequire(import.meta.url)('@20minutes/s3rver') as S3rverCtor;
 
 const BUCKET = 'lms-test-files';
@@ -37,8 +31,7 @@ let endpoint: string;
 let clock: ManualClock;
 let storage: S3Storage;
 
-const makeStorage = (prefix?: string) =>
-  new S3Storage({ bucket: BUCKET, prefix, endpoint, region: 'us-east-1', forcePathStyle: true, credentials: CREDENTIALS, clock });
+const makeStorage = (prefix?: string) => new S3Storage({ bucket: BUCKET, prefix, endpoint, region: 'us-east-1', forcePathStyle: true, credentials: CREDENTIALS, clock });
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'lms-s3rver-'));
