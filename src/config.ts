@@ -72,6 +72,10 @@ const envSchema = z.object({
   /** A response that does not match its schema: `log` it and send it anyway, or fail the request (`strict`, for tests). */
   RESPONSE_VALIDATION: z.enum(['strict', 'log']).default('log'),
   BODY_LIMIT_BYTES: positiveInt.default(1_048_576),
+  /** Bytes one person may have uploaded (registered files plus pending presigned uploads). */
+  UPLOAD_QUOTA_USER_BYTES: positiveInt.default(1024 ** 3),
+  /** Bytes one institution may have uploaded (registered files plus pending presigned uploads). */
+  UPLOAD_QUOTA_INSTITUTION_BYTES: positiveInt.default(50 * 1024 ** 3),
   AUTH_MAX_TOKEN_AGE_SECONDS: positiveInt.default(30 * 24 * 3600),
   TRUST_PROXY: z
     .string()

@@ -2,7 +2,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
-import { AppError } from '../../platform/http/errors.js';
 import { serviceContext, type Deps } from '../../platform/context.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
 import { DOWNLOAD_PATH_PREFIX, UPLOAD_PATH_PREFIX } from '../../platform/storage/signed-urls.js';
@@ -19,37 +18,9 @@ import {
   storedObjectSchema,
 } from './files.schemas.js';
 import * as filesService from './files.service.js';
+import { filesJobs } from './files.jobs.js';
 
 const tags = ['files'];
-
-/** The request body, at most `limit` bytes (413 PAYLOAD_TOO_LARGE beyond). */
-function readLimited(req: FastifyRequest, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const stream = req.raw;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (err: Error | null) => {
-      if (done) return;
-      done = true;
-      stream.off('data', onData).off('end', onEnd).off('error', onError);
-      if (err) reject(err);
-      else resolve(Buffer.concat(chunks, size));
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        stream.resume(); // drain the rest; nothing more is kept
-        finish(new AppError('PAYLOAD_TOO_LARGE', `This upload URL accepts at most ${limit} bytes`));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => finish(null);
-    const onError = (err: Error) => finish(new AppError('VALIDATION_ERROR', `Upload interrupted: ${err.message}`));
-    stream.on('data', onData).on('end', onEnd).on('error', onError);
-  });
-}
 
 const contentLengthOf = (req: FastifyRequest) => {
   const v = req.headers['content-length'];
@@ -79,14 +50,21 @@ async function signedRoutes(scope: FastifyInstance, deps: Deps) {
   const r = typed(scope);
 
   const uploadHandler = async (req: FastifyRequest<{ Querystring: SignedQuery }>, reply: FastifyReply) => {
-    const stored = await filesService.acceptSignedUpload(deps, {
-      key: keyOf(req),
-      query: req.query,
-      contentType: req.headers['content-type'],
-      contentLength: contentLengthOf(req),
-      readBody: (limit) => readLimited(req, limit),
-    });
-    return reply.code(201).send(ok(stored));
+    try {
+      const stored = await filesService.acceptSignedUpload(deps, {
+        key: keyOf(req),
+        query: req.query,
+        contentType: req.headers['content-type'],
+        contentLength: contentLengthOf(req),
+        body: req.raw,
+      });
+      return reply.code(201).send(ok(stored));
+    } catch (err) {
+      // Refused before the whole body was read: the connection is not reused, so a client
+      // still sending cannot leave it in the middle of a body for the next request.
+      if (!req.raw.readableEnded) reply.header('connection', 'close');
+      throw err;
+    }
   };
 
   const downloadHandler = async (req: FastifyRequest<{ Querystring: SignedQuery }>, reply: FastifyReply) => {
@@ -157,9 +135,12 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Obtain a presigned upload address for a new file',
         description:
           'Returns a URL to PUT the bytes to (with `headers`), valid for 15 minutes, under a server-generated key. ' +
-          'Then register the key with POST /api/files. 400 for a disallowed content type or a size over its limit.',
+          'Then register the key with POST /api/files. 400 for a disallowed content type or a size over its limit; ' +
+          '413 PAYLOAD_TOO_LARGE (details: scope `user` or `institution`, quota, used, requested) when the upload ' +
+          "would exceed the caller's or the institution's quota (registered files plus pending uploads). An upload " +
+          'not registered within 24 hours is removed from storage.',
         body: presignBody,
-        response: { 200: envelope(presignSchema) },
+        response: { 200: envelope(presignSchema), 413: errorEnvelope },
       },
     },
     async (req) => ok(await filesService.presignUpload(ctxOf(req), req.body)),
@@ -191,8 +172,9 @@ const routes: ModuleRoutes = async (app, deps) => {
         operationId: 'registerFile',
         summary: 'Register an uploaded object as a file',
         description:
-          "The key must come from POST /api/upload for the caller's institution and the object must exist (else 400); " +
-          'the size is read from storage. 409 when the key is already registered.',
+          "The key must come from POST /api/upload by the caller (another person's or an expired, removed upload → " +
+          '404 NOT_FOUND) and the object must exist (else 400); the size is read from storage. 409 when the key is ' +
+          'already registered.',
         body: registerFileBody,
         response: {
           201: envelope(fileSchema),
@@ -207,4 +189,4 @@ const routes: ModuleRoutes = async (app, deps) => {
   await app.register(async (scope) => signedRoutes(scope, deps));
 };
 
-export const filesModule: AppModule = { name: 'files', routes };
+export const filesModule: AppModule = { name: 'files', routes, jobs: filesJobs };

@@ -1,5 +1,6 @@
-import { and, count, desc, eq, ilike, type SQL } from 'drizzle-orm';
-import type { Deps, ServiceContext } from '../../platform/context.js';
+import type { Readable } from 'node:stream';
+import { and, count, desc, eq, ilike, sql, type SQL } from 'drizzle-orm';
+import { withTx, type Deps, type ServiceContext } from '../../platform/context.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { containsPattern } from '../../platform/db/like.js';
 import { iso } from '../../platform/dto.js';
@@ -11,12 +12,15 @@ import { newId } from '../../platform/ids.js';
 import { isStorageError, isValidKey, newObjectKey, type StoredObject } from '../../platform/storage/index.js';
 import { verifySignedUrl, type VerifyFailure } from '../../platform/storage/signed-urls.js';
 import { courses, lessons } from '../courses/courses.tables.js';
-import { files, type FileRow } from './files.tables.js';
+import { files, uploads, type FileRow } from './files.tables.js';
+import { enqueue } from '../../platform/queue/queue.js';
 import { baseContentType, uploadTypeOf, type FileDto, type ListFilesQuery, type PresignDto, type PresignInput, type RegisterFileInput } from './files.schemas.js';
 import { inTenant, byId } from '../../platform/db/tenancy.js';
 
 /** How long a presigned upload URL stays valid. */
 export const UPLOAD_URL_EXPIRY_SECONDS = 15 * 60;
+/** An upload not registered this long after its presign is removed by the worker. */
+export const UNREGISTERED_UPLOAD_TTL_MS = 24 * 3600 * 1000;
 const KEY_KIND = 'uploads';
 
 /**
@@ -56,6 +60,36 @@ export async function presignUpload(ctx: ServiceContext, input: PresignInput): P
   }
   const key = newObjectKey(ctx.institutionId, KEY_KIND, type.ext);
   const signed = await ctx.storage.presignUpload(key, type.contentType, input.size, UPLOAD_URL_EXPIRY_SECONDS);
+  const now = ctx.clock.now();
+  await withTx(ctx, async (tx) => {
+    // One presign at a time per institution, so two racing presigns cannot both fit the quota.
+    await tx.db.execute(sql`select pg_advisory_xact_lock(hashtext(${`uploads:${tx.institutionId}`}))`);
+    await assertWithinQuotas(tx, input.size);
+    const [upload] = await tx.db
+      .insert(uploads)
+      .values({
+        id: newId(),
+        institutionId: tx.institutionId,
+        key,
+        presignedBy: tx.actor.personId,
+        contentType: type.contentType,
+        size: input.size,
+        expiresAt: new Date(signed.expiresAt),
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning({ id: uploads.id });
+    await enqueue(
+      tx.db,
+      tx.clock,
+      'files.removeUnregistered',
+      { uploadId: upload.id },
+      {
+        institutionId: tx.institutionId,
+        runAt: new Date(now.getTime() + UNREGISTERED_UPLOAD_TTL_MS),
+      },
+    );
+  });
   return {
     uploadUrl: signed.url,
     method: 'PUT',
@@ -65,6 +99,50 @@ export async function presignUpload(ctx: ServiceContext, input: PresignInput): P
     maxBytes: signed.maxBytes,
     expiresAt: signed.expiresAt,
   };
+}
+
+// ── quotas ─────────────────────────────────────────────────────────────────────
+
+/**
+ * Bytes in use: registered files plus uploads still pending (reserved at their declared size
+ * until registered or removed), for the institution and for the caller.
+ */
+async function bytesInUse(ctx: ServiceContext) {
+  const me = ctx.actor.personId;
+  const [[registered], [pending]] = await Promise.all([
+    ctx.db
+      .select({
+        institution: sql<string>`coalesce(sum(${files.size}), 0)`,
+        mine: sql<string>`coalesce(sum(${files.size}) filter (where ${files.uploadedBy} = ${me}), 0)`,
+      })
+      .from(files)
+      .where(inTenant(ctx, files)),
+    ctx.db
+      .select({
+        institution: sql<string>`coalesce(sum(${uploads.size}), 0)`,
+        mine: sql<string>`coalesce(sum(${uploads.size}) filter (where ${uploads.presignedBy} = ${me}), 0)`,
+      })
+      .from(uploads)
+      .where(and(inTenant(ctx, uploads), eq(uploads.status, 'PENDING'))),
+  ]);
+  return { institution: Number(registered.institution) + Number(pending.institution), mine: Number(registered.mine) + Number(pending.mine) };
+}
+
+/** 413 PAYLOAD_TOO_LARGE when `size` more bytes would pass the caller's or the institution's quota. */
+async function assertWithinQuotas(ctx: ServiceContext, size: number) {
+  const used = await bytesInUse(ctx);
+  const { UPLOAD_QUOTA_USER_BYTES: userQuota, UPLOAD_QUOTA_INSTITUTION_BYTES: institutionQuota } = ctx.config;
+  if (used.mine + size > userQuota) {
+    throw new AppError('PAYLOAD_TOO_LARGE', 'Your upload quota would be exceeded', { scope: 'user', quota: userQuota, used: used.mine, requested: size });
+  }
+  if (used.institution + size > institutionQuota) {
+    throw new AppError('PAYLOAD_TOO_LARGE', "The institution's upload quota would be exceeded", {
+      scope: 'institution',
+      quota: institutionQuota,
+      used: used.institution,
+      requested: size,
+    });
+  }
 }
 
 // ── register, list ─────────────────────────────────────────────────────────────
@@ -107,6 +185,13 @@ export async function registerFile(ctx: ServiceContext, input: RegisterFileInput
   if (!type) {
     throw validationError('This content type may not be uploaded', [{ field: 'body.contentType', message: `content type ${JSON.stringify(input.contentType)} is not allowed` }]);
   }
+  // Only the person who presigned an upload may register it (anyone else: 404, nothing leaks).
+  const [upload] = await ctx.db
+    .select({ id: uploads.id, status: uploads.status })
+    .from(uploads)
+    .where(and(inTenant(ctx, uploads), eq(uploads.key, input.key), eq(uploads.presignedBy, ctx.actor.personId)))
+    .limit(1);
+  if (!upload || upload.status === 'REMOVED') throw notFound('Upload');
   const { courseId, lessonId } = await assertCourseAndLesson(ctx, input.courseId, input.lessonId);
 
   const stored: StoredObject | null = await ctx.storage.stat(input.key);
@@ -127,21 +212,36 @@ export async function registerFile(ctx: ServiceContext, input: RegisterFileInput
 
   let row: FileRow;
   try {
-    [row] = (await ctx.db
-      .insert(files)
-      .values({
-        id: newId(),
-        institutionId: ctx.institutionId,
-        key: input.key,
-        name: input.name,
-        contentType: type.contentType,
-        size: stored.size,
-        courseId,
-        lessonId,
-        uploadedBy: ctx.actor.personId,
-        createdAt: ctx.clock.now(),
-      })
-      .returning()) as [FileRow];
+    [row] = await withTx(ctx, async (tx) => {
+      // PENDING → REGISTERED, once: the clean-up job claims PENDING rows the same way.
+      const [claimed] = await tx.db
+        .update(uploads)
+        .set({ status: 'REGISTERED', updatedAt: tx.clock.now() })
+        .where(and(byId(tx, uploads, upload.id), eq(uploads.status, 'PENDING')))
+        .returning({ id: uploads.id });
+      if (!claimed) {
+        const [current] = await tx.db
+          .select({ status: uploads.status })
+          .from(uploads)
+          .where(byId(tx, uploads, upload.id));
+        throw current?.status === 'REGISTERED' ? conflict('This upload is already registered') : notFound('Upload');
+      }
+      return (await tx.db
+        .insert(files)
+        .values({
+          id: newId(),
+          institutionId: ctx.institutionId,
+          key: input.key,
+          name: input.name,
+          contentType: type.contentType,
+          size: stored.size,
+          courseId,
+          lessonId,
+          uploadedBy: ctx.actor.personId,
+          createdAt: ctx.clock.now(),
+        })
+        .returning()) as [FileRow];
+    });
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict('This upload is already registered');
     throw err;
@@ -182,8 +282,8 @@ export interface SignedUploadRequest {
   query: Record<string, unknown>;
   contentType: string | undefined;
   contentLength: number | undefined;
-  /** Reads the request body, refusing (413) past `limit` bytes. */
-  readBody: (limit: number) => Promise<Buffer>;
+  /** The request body, streamed to storage (never held in memory). */
+  body: Readable;
 }
 
 /**
@@ -207,12 +307,14 @@ export async function acceptSignedUpload(deps: SignedDeps, req: SignedUploadRequ
     throw new AppError('PAYLOAD_TOO_LARGE', `This upload URL accepts at most ${verified.maxBytes} bytes`);
   }
   if (await deps.storage.exists(verified.key)) throw conflict('An object already exists under this key');
-  const body = await req.readBody(verified.maxBytes);
   try {
-    return await deps.storage.put(verified.key, body, verified.contentType);
+    return await deps.storage.putStream(verified.key, req.body, verified.contentType, verified.maxBytes);
   } catch (err) {
     if (isStorageError(err, 'ALREADY_EXISTS')) throw conflict('An object already exists under this key');
-    throw err;
+    if (isStorageError(err, 'TOO_LARGE')) throw new AppError('PAYLOAD_TOO_LARGE', `This upload URL accepts at most ${verified.maxBytes} bytes`);
+    if (isStorageError(err)) throw err;
+    // The client went away or sent a broken body: nothing was stored.
+    throw new AppError('VALIDATION_ERROR', `Upload interrupted: ${(err as Error)?.message ?? err}`);
   }
 }
 
@@ -235,4 +337,23 @@ export async function readSignedDownload(
   }
   const maxAgeSeconds = Math.max(0, Math.min(3600, verified.expiresAt - Math.floor(now.getTime() / 1000)));
   return { object, body, maxAgeSeconds };
+}
+
+// ── unregistered uploads ───────────────────────────────────────────────────────
+
+/**
+ * Worker job, a day after a presign: an upload still PENDING is removed from storage and
+ * marked REMOVED (freeing its quota). A registered one is left alone.
+ */
+export async function removeUnregisteredUpload(deps: Pick<Deps, 'database' | 'storage' | 'clock'>, uploadId: string): Promise<'removed' | 'kept'> {
+  // Claim the row first (PENDING → REMOVED): a registration racing this job then finds it
+  // REMOVED and is refused, instead of registering an object that is about to go.
+  const [upload] = await deps.database.db
+    .update(uploads)
+    .set({ status: 'REMOVED', updatedAt: deps.clock.now() })
+    .where(and(eq(uploads.id, uploadId), eq(uploads.status, 'PENDING')))
+    .returning();
+  if (!upload) return 'kept';
+  await deps.storage.delete(upload.key);
+  return 'removed';
 }

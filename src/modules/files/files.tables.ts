@@ -33,3 +33,35 @@ export const files = pgTable(
 );
 
 export type FileRow = typeof files.$inferSelect;
+
+export const UPLOAD_STATUSES = ['PENDING', 'REGISTERED', 'REMOVED'] as const;
+
+/**
+ * Presigned uploads: who asked for which key, how large it may be, and whether it was
+ * registered. Registration is bound to the row (same institution, same person); a row still
+ * PENDING a day after the presign has its object removed by the worker. Pending rows count
+ * against the upload quotas until then.
+ */
+export const uploads = pgTable(
+  'uploads',
+  {
+    id: text('id').primaryKey(),
+    institutionId: text('institution_id').notNull(),
+    key: text('key').notNull(),
+    presignedBy: text('presigned_by').notNull(),
+    contentType: text('content_type').notNull(),
+    /** The size declared at presign (reserved against the quotas). */
+    size: bigint('size', { mode: 'number' }).notNull(),
+    status: text('status', { enum: UPLOAD_STATUSES }).notNull().default('PENDING'),
+    expiresAt: ts('expires_at').notNull(),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    unique('uploads_inst_id_uq').on(t.institutionId, t.id),
+    uniqueIndex('uploads_key_uq').on(t.key),
+    index('uploads_inst_presigner_status_idx').on(t.institutionId, t.presignedBy, t.status),
+  ],
+);
+
+export type UploadRow = typeof uploads.$inferSelect;

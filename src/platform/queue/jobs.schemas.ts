@@ -51,6 +51,11 @@ export const jobDefinitions = defineJobs({
     payload: z.object({ keys: z.array(z.string().min(1)).min(1).max(10_000) }),
     timeoutMs: 120_000,
   },
+  /** A day after a presign: remove the object if the upload was never registered. */
+  'files.removeUnregistered': {
+    payload: z.object({ uploadId: z.string().min(1) }),
+    timeoutMs: 60_000,
+  },
   [QUEUE_MAINTENANCE_JOB]: {
     payload: z.object({}),
     timeoutMs: 10 * 60_000,

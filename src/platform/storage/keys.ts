@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { newId } from '../ids.js';
 import { StorageError } from './types.js';
 
@@ -60,18 +61,29 @@ const KIND = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 const EXT = /^[a-z0-9]{1,8}$/;
 
 /**
+ * The key segment of an institution: its id when that is already a valid segment; otherwise
+ * the id cleaned to the key alphabet plus a digest of the exact id, so two ids that clean to
+ * the same text (`INST_DEMO`, `inst_demo`) never share a prefix.
+ */
+export function tenantSegment(institutionId: string): string {
+  const cleaned = institutionId
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, '-')
+    .replace(/^[^a-z0-9]+/, '')
+    .slice(0, 64);
+  if (!cleaned) throw new StorageError('INVALID_ARGUMENT', 'institutionId has no usable characters for a storage key');
+  if (cleaned === institutionId) return cleaned;
+  return `${cleaned.slice(0, 55)}-${createHash('sha256').update(institutionId).digest('hex').slice(0, 8)}`;
+}
+
+/**
  * A fresh key `<institution>/<kind>/<uuidv7>.<ext>`. The institution prefix only groups
  * objects (for listing, lifecycle rules, per-tenant export); access is decided by the
  * database rows that point at a key, never by the key itself. The UUIDv7 makes keys unique
  * and time-ordered, so the write-once rule never trips in normal use.
  */
 export function newObjectKey(institutionId: string, kind: string, ext: string): string {
-  const tenant = institutionId
-    .toLowerCase()
-    .replace(/[^a-z0-9_-]+/g, '-')
-    .replace(/^[^a-z0-9]+/, '')
-    .slice(0, 64);
-  if (!tenant) throw new StorageError('INVALID_ARGUMENT', 'institutionId has no usable characters for a storage key');
+  const tenant = tenantSegment(institutionId);
   if (!KIND.test(kind)) throw new StorageError('INVALID_ARGUMENT', `Invalid object kind: ${JSON.stringify(kind)}`);
   const extension = ext.replace(/^\./, '').toLowerCase();
   if (!EXT.test(extension)) throw new StorageError('INVALID_ARGUMENT', `Invalid file extension: ${JSON.stringify(ext)}`);

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { S3Storage, S3StorageOptions } from './s3.js';
 import type { PresignedUpload, Storage, StoredObject } from './types.js';
 
@@ -19,6 +20,9 @@ export class LazyS3Storage implements Storage {
 
   async put(key: string, body: Buffer, contentType: string): Promise<StoredObject> {
     return (await this.load()).put(key, body, contentType);
+  }
+  async putStream(key: string, body: Readable, contentType: string, maxBytes: number): Promise<StoredObject> {
+    return (await this.load()).putStream(key, body, contentType, maxBytes);
   }
   async get(key: string): Promise<Buffer> {
     return (await this.load()).get(key);

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import { copyFile, link, mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { stageToFile } from './staging.js';
 import path from 'node:path';
 import type { Clock } from '../clock.js';
 import { assertExpiry, assertMaxBytes, assertValidContentType, assertValidKey } from './keys.js';
@@ -40,16 +42,27 @@ export class LocalStorage implements Storage {
   }
 
   async put(key: string, body: Buffer, contentType: string): Promise<StoredObject> {
-    const file = this.pathFor(key);
+    this.pathFor(key);
     assertValidContentType(contentType);
     await mkdir(this.tmpRoot, { recursive: true });
-    await mkdir(path.dirname(file), { recursive: true });
-
-    // Write aside, then publish with link(): it fails with EEXIST instead of replacing, so
-    // the write-once rule holds even for two concurrent puts, and a reader never sees a
-    // half-written file.
     const tmp = path.join(this.tmpRoot, randomUUID());
     await writeFile(tmp, body, { flag: 'wx' });
+    return this.publishStaged(key, tmp, body.length, contentType);
+  }
+
+  async putStream(key: string, body: Readable, contentType: string, maxBytes: number): Promise<StoredObject> {
+    this.pathFor(key);
+    assertValidContentType(contentType);
+    const { file: tmp, size } = await stageToFile(body, this.tmpRoot, maxBytes);
+    return this.publishStaged(key, tmp, size, contentType);
+  }
+
+  /** Publish a staged file under `key` (removing the staged file either way), then its metadata. */
+  private async publishStaged(key: string, tmp: string, size: number, contentType: string): Promise<StoredObject> {
+    const file = this.pathFor(key);
+    await mkdir(path.dirname(file), { recursive: true });
+    // Publish with link(): it fails with EEXIST instead of replacing, so the write-once rule
+    // holds even for two concurrent puts, and a reader never sees a half-written file.
     try {
       await publish(tmp, file);
     } catch (err) {
@@ -68,7 +81,7 @@ export class LocalStorage implements Storage {
     const metaTmp = path.join(this.tmpRoot, `${randomUUID()}.json`);
     await writeFile(metaTmp, JSON.stringify({ contentType }), { flag: 'wx' });
     await rename(metaTmp, meta);
-    return { key, size: body.length, contentType };
+    return { key, size, contentType };
   }
 
   async get(key: string): Promise<Buffer> {

@@ -1,3 +1,9 @@
+import { createReadStream } from 'node:fs';
+import { unlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { stageToFile } from './staging.js';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Clock } from '../clock.js';
@@ -61,6 +67,25 @@ export class S3Storage implements Storage {
    * servers that answer 501 to it get plain puts from then on.
    */
   async put(key: string, body: Buffer, contentType: string): Promise<StoredObject> {
+    return this.putObject(key, () => body, body.length, contentType);
+  }
+
+  /**
+   * S3 needs the length of a streamed body up front: the stream is staged in a temporary
+   * file (counted and bounded as it flows), then sent from that file.
+   */
+  async putStream(key: string, body: Readable, contentType: string, maxBytes: number): Promise<StoredObject> {
+    assertValidKey(key);
+    assertValidContentType(contentType);
+    const { file, size } = await stageToFile(body, path.join(tmpdir(), 'lms-s3-staging'), maxBytes);
+    try {
+      return await this.putObject(key, () => createReadStream(file), size, contentType);
+    } finally {
+      await unlink(file).catch(() => undefined);
+    }
+  }
+
+  private async putObject(key: string, body: () => Buffer | Readable, length: number, contentType: string): Promise<StoredObject> {
     assertValidKey(key);
     assertValidContentType(contentType);
     if (await this.exists(key)) throw new StorageError('ALREADY_EXISTS', `Object already exists: ${key}`);
@@ -69,9 +94,9 @@ export class S3Storage implements Storage {
         new PutObjectCommand({
           Bucket: this.bucket,
           Key: this.objectKey(key),
-          Body: body,
+          Body: body(),
           ContentType: contentType,
-          ContentLength: body.length,
+          ContentLength: length,
           ...(conditional ? { IfNoneMatch: '*' } : {}),
         }),
       );
@@ -89,7 +114,7 @@ export class S3Storage implements Storage {
         throw err;
       }
     }
-    return { key, size: body.length, contentType };
+    return { key, size: length, contentType };
   }
 
   async get(key: string): Promise<Buffer> {

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 /** Object storage behind one interface: local disk or S3-compatible (DESIGN.md §4). */
 export interface StoredObject {
   key: string;
@@ -27,6 +28,12 @@ export interface Storage {
    * writing an existing key throws StorageError('ALREADY_EXISTS').
    */
   put(key: string, body: Buffer, contentType: string): Promise<StoredObject>;
+  /**
+   * Write an object from a stream without holding it in memory: the bytes are staged in a
+   * temporary file, counted as they come, and published once complete. More than `maxBytes`
+   * throws StorageError('TOO_LARGE') and nothing is stored; so does a stream that fails.
+   */
+  putStream(key: string, body: Readable, contentType: string, maxBytes: number): Promise<StoredObject>;
   /** The object's bytes; StorageError('NOT_FOUND') when there is none. */
   get(key: string): Promise<Buffer>;
   /** Size and type of an object, or null when there is none (e.g. to check a presigned upload). */
@@ -40,7 +47,7 @@ export interface Storage {
   presignUpload(key: string, contentType: string, maxBytes: number, expiresInSeconds: number): Promise<PresignedUpload>;
 }
 
-export type StorageErrorCode = 'NOT_FOUND' | 'ALREADY_EXISTS' | 'INVALID_KEY' | 'INVALID_ARGUMENT';
+export type StorageErrorCode = 'NOT_FOUND' | 'ALREADY_EXISTS' | 'INVALID_KEY' | 'INVALID_ARGUMENT' | 'TOO_LARGE';
 
 /**
  * Storage knows nothing of HTTP: services map these codes to AppErrors (e.g. a missing

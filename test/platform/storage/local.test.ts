@@ -260,16 +260,24 @@ describe('LocalStorage presigned uploads', () => {
 describe('newObjectKey', () => {
   it('builds <institution>/<kind>/<uuidv7>.<ext> keys that pass validation', () => {
     const key = newObjectKey('Inst_42', 'captions', 'VTT');
-    expect(key).toMatch(/^inst_42\/captions\/[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.vtt$/);
+    expect(key).toMatch(/^inst_42-[0-9a-f]{8}\/captions\/[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.vtt$/);
     expect(isValidKey(key)).toBe(true);
     expect(newObjectKey('Inst_42', 'captions', 'vtt')).not.toBe(key);
     expect(newObjectKey('i', 'files', '.pdf')).toMatch(/^i\/files\/[0-9a-f-]{36}\.pdf$/);
   });
 
   it('sanitises the institution id so it cannot steer the path', () => {
-    expect(newObjectKey('../../etc', 'files', 'txt')).toMatch(/^etc\/files\//);
-    expect(newObjectKey('a/b', 'files', 'txt')).toMatch(/^a-b\/files\//);
+    expect(newObjectKey('../../etc', 'files', 'txt')).toMatch(/^etc-[0-9a-f]{8}\/files\//);
+    expect(newObjectKey('a/b', 'files', 'txt')).toMatch(/^a-b-[0-9a-f]{8}\/files\//);
     expect(() => newObjectKey('../', 'files', 'txt')).toThrow(StorageError);
+  });
+
+  it('gives ids that clean to the same text different prefixes (the prefix is bound to the exact id)', () => {
+    const prefix = (id: string) => newObjectKey(id, 'uploads', 'txt').split('/')[0];
+    expect(prefix('inst_demo')).toBe('inst_demo');
+    expect(prefix('INST_DEMO')).toMatch(/^inst_demo-[0-9a-f]{8}$/);
+    expect(prefix('Inst_Demo')).not.toBe(prefix('INST_DEMO'));
+    expect(prefix('INST_DEMO')).toBe(prefix('INST_DEMO'));
   });
 
   it('refuses unsafe kinds and extensions', () => {

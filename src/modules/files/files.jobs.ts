@@ -1,0 +1,9 @@
+import type { ModuleJobs } from '../types.js';
+import { removeUnregisteredUpload } from './files.service.js';
+
+/** Worker jobs of the files module: unregistered uploads are removed a day after their presign. */
+export const filesJobs: ModuleJobs = (deps) => ({
+  'files.removeUnregistered': async ({ payload }) => {
+    await removeUnregisteredUpload(deps, payload.uploadId);
+  },
+});
