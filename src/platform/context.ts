@@ -4,13 +4,9 @@ import type { Database, DbOrTx } from './db/client.js';
 import type { CrmClient } from './crm/types.js';
 import type { Storage } from './storage/types.js';
 import type { Session } from './auth/tokens.js';
+import type { Logger } from './logger.js';
 
-/** The logging the services use: a pino logger (the request's `req.log` in a request), or console. */
-export interface Logger {
-  info(...args: any[]): void;
-  warn(...args: any[]): void;
-  error(...args: any[]): void;
-}
+export type { Logger } from './logger.js';
 
 /** Long-lived collaborators, built once by main.ts (or by a test) and handed to the app. */
 export interface Deps {
