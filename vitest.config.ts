@@ -13,6 +13,7 @@ const UNIT = [
   'test/platform/crm/client.test.ts',
   'test/platform/storage/*.test.ts',
   'test/platform/mail/*.test.ts',
+  'test/platform/push/*.test.ts',
   'test/dev/crm-sim.test.ts',
 ];
 const PROCESS = ['test/platform/shutdown.test.ts', 'test/platform/build.test.ts'];
