@@ -5,6 +5,8 @@ import type { CrmClient } from './crm/types.js';
 import type { Storage } from './storage/types.js';
 import type { Session } from './auth/tokens.js';
 import type { Logger } from './logger.js';
+import type { Mailer } from './mail/mailer.js';
+import type { PushSender } from './push/push.js';
 
 export type { Logger } from './logger.js';
 
@@ -16,6 +18,10 @@ export interface Deps {
   crm: CrmClient;
   storage: Storage;
   log: Logger;
+  /** Outgoing e-mail: SMTP (`SMTP_URL`), or `.eml` files in `DATA_DIR/mailbox`. */
+  mailer: Mailer;
+  /** Web push (VAPID) and the mobile push provider. */
+  push: PushSender;
 }
 
 /** What a service call gets: the collaborators plus who is asking, in which tenant. */
