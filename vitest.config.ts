@@ -15,6 +15,7 @@ const UNIT = [
   'test/platform/mail/*.test.ts',
   'test/platform/push/*.test.ts',
   'test/dev/crm-sim.test.ts',
+  'test/dev/smtp-sink.test.ts',
 ];
 const PROCESS = ['test/platform/shutdown.test.ts', 'test/platform/build.test.ts'];
 
