@@ -7,8 +7,17 @@ import { defineConfig } from 'vitest/config';
  * - integration: everything else under test/: HTTP-level tests on a test app and a database.
  * A new test file lands in integration unless it is listed below.
  */
-const UNIT = ['src/**/*.test.ts', 'test/platform/config.test.ts', 'test/platform/crm/client.test.ts', 'test/platform/storage/*.test.ts', 'test/dev/crm-sim.test.ts'];
-const PROCESS = ['test/platform/shutdown.test.ts', 'test/platform/build.test.ts'];
+const UNIT = [
+  'src/**/*.test.ts',
+  'test/platform/config.test.ts',
+  'test/platform/crm/client.test.ts',
+  'test/platform/storage/*.test.ts',
+  'test/platform/mail/*.test.ts',
+  'test/platform/push/*.test.ts',
+  'test/dev/crm-sim.test.ts',
+  'test/dev/smtp-sink.test.ts',
+];
+const PROCESS = ['test/platform/shutdown.test.ts', 'test/platform/build.test.ts', 'test/platform/vapid-cli.test.ts'];
 
 export default defineConfig({
   test: {

@@ -1,3 +1,4 @@
+import { createECDH } from 'node:crypto';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 
@@ -12,6 +13,12 @@ export const DEV_CRM_API_KEY = 'dev-crm-api-key';
 const optionalUrl = z.string().url().optional();
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
+/** A VAPID key as `lms vapid` (web-push) prints it: unpadded base64url of a raw P-256 key of `bytes` bytes. */
+const vapidKey = (bytes: number, what: string) =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/, `must be the base64url ${what} that \`lms vapid\` prints`)
+    .refine((v) => Buffer.from(v, 'base64url').length === bytes, { message: `must decode to ${bytes} bytes (the ${what} that \`lms vapid\` prints)` });
 
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -42,8 +49,19 @@ const envSchema = z.object({
   RECORDING_API_TOKEN: z.string().optional(),
   RECORDING_WEBHOOK_SECRET: z.string().optional(),
   RECORDING_ROOM_PREFIX: z.string().default('lms'),
-  SMTP_URL: optionalUrl,
+  SMTP_URL: z
+    .string()
+    .url()
+    .regex(/^smtps?:\/\//i, 'must be an smtp:// or smtps:// URL')
+    .optional(),
   MAIL_FROM: z.string().default('LMS <no-reply@lms.localhost>'),
+  VAPID_PUBLIC_KEY: vapidKey(65, 'uncompressed P-256 public key').optional(),
+  VAPID_PRIVATE_KEY: vapidKey(32, 'P-256 private key').optional(),
+  /** The contact the push services see in the VAPID token: a mailto: address or an https: URL. */
+  VAPID_SUBJECT: z
+    .string()
+    .refine((v) => /^mailto:[^\s@]+@[^\s@]+$/.test(v) || /^https:\/\/[^\s/]+/.test(v), { message: 'must be a mailto: address or an https: URL' })
+    .default('mailto:admin@lms.localhost'),
   STORAGE_URL: z
     .string()
     .regex(/^(file|s3):\/\//, 'must start with file:// or s3://')
@@ -158,6 +176,27 @@ export interface LoadConfigOptions {
   secrets?: SecretPolicy;
 }
 
+/** Both VAPID keys or neither, and the public key must be the private key's. */
+function checkVapidKeys(env: Pick<Env, 'VAPID_PUBLIC_KEY' | 'VAPID_PRIVATE_KEY'>) {
+  const { VAPID_PUBLIC_KEY: pub, VAPID_PRIVATE_KEY: priv } = env;
+  if (!pub && !priv) return;
+  if (!pub || !priv) {
+    const missing = pub ? 'VAPID_PRIVATE_KEY' : 'VAPID_PUBLIC_KEY';
+    throw new ConfigError(`Invalid configuration:\n  ${missing}: VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY are set together or not at all (\`lms vapid\` prints a pair)`);
+  }
+  let derived: string;
+  try {
+    const ecdh = createECDH('prime256v1');
+    ecdh.setPrivateKey(Buffer.from(priv, 'base64url'));
+    derived = ecdh.getPublicKey().toString('base64url');
+  } catch {
+    throw new ConfigError('Invalid configuration:\n  VAPID_PRIVATE_KEY: is not a P-256 private key');
+  }
+  if (derived !== pub) {
+    throw new ConfigError('Invalid configuration:\n  VAPID_PUBLIC_KEY: is not the public key of VAPID_PRIVATE_KEY (`lms vapid` prints a matching pair)');
+  }
+}
+
 export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: LoadConfigOptions = {}): Config {
   // Empty strings count as unset, as most deploy tools write them.
   const raw = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
@@ -183,6 +222,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
       throw new ConfigError(`Refusing to start: missing ${missing.join(', ')} (only \`lms start\`, the development all-in-one, runs with development secrets)`);
     }
   }
+  checkVapidKeys(env);
   if (env.HEADERS_TIMEOUT_MS > env.REQUEST_TIMEOUT_MS) {
     throw new ConfigError('Invalid configuration:\n  HEADERS_TIMEOUT_MS: must not exceed REQUEST_TIMEOUT_MS');
   }

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -11,6 +12,9 @@ import { jobsCommand, JobsCliError } from './platform/queue/cli.js';
 import { systemClock } from './platform/clock.js';
 import { startCrmSim } from './dev/crm-sim/server.js';
 import { demoLogins } from './dev/demo.js';
+import { startSmtpSink, type SmtpSink } from './dev/smtp-sink.js';
+import { describeSmtpUrl } from './platform/mail/mailer.js';
+import { vapidKeyLines } from './platform/push/push.js';
 
 const USAGE = `usage: lms <command>
   serve      run the HTTP API (no worker)
@@ -21,7 +25,8 @@ const USAGE = `usage: lms <command>
   token      print a signed dev token: --role STUDENT --institution <id> --contact <id> [--sub <id>] [--permissions a,b]
   jobs       list background jobs (dead by default): [--status dead|queued|running|done|all] [--name <job>] [--limit N]
              jobs retry <id>: queue a dead job again
-  crm-sim    run the CRM simulator alone`;
+  crm-sim    run the CRM simulator alone
+  vapid      print a fresh VAPID key pair for web push (VAPID_PUBLIC_KEY=… / VAPID_PRIVATE_KEY=…)`;
 
 function onShutdown(fn: () => Promise<void>) {
   let closing = false;
@@ -66,7 +71,7 @@ function warnOpenCron(config: Config) {
   if (!config.CRON_SECRET) console.warn('[lms] CRON_SECRET is not set: cron endpoints are open (development only)');
 }
 
-async function serve(config: Config, withWorker: boolean, banner?: () => Promise<string>) {
+async function serve(config: Config, withWorker: boolean, banner?: () => Promise<string>, closeLast?: () => Promise<void>) {
   warnOpenCron(config);
   const deps = await createDeps(config);
   if (withWorker) {
@@ -87,8 +92,10 @@ async function serve(config: Config, withWorker: boolean, banner?: () => Promise
       await worker.stop();
       console.log('[lms] worker stopped');
     }
+    await deps.mailer.close();
     await deps.database.close();
     console.log('[lms] database closed');
+    await closeLast?.();
   });
 }
 
@@ -96,11 +103,13 @@ async function runWorker(config: Config) {
   // The worker process logs through pino, as the API does (JSON lines, LOG_LEVEL).
   const log = pino({ level: config.LOG_LEVEL, name: 'lms-worker' });
   const deps = await createDeps(config, { log });
+  if (!config.SMTP_URL) log.warn(`SMTP_URL is not set: e-mail is not sent but written as .eml files to the ${deps.mailer.describe()}`);
   const worker = createWorker(deps);
   worker.start();
-  log.info({ workerId: worker.id, driver: deps.database.driver }, 'worker started');
+  log.info({ workerId: worker.id, driver: deps.database.driver, mail: deps.mailer.describe() }, 'worker started');
   onShutdown(async () => {
     await worker.stop();
+    await deps.mailer.close();
     await deps.database.close();
   });
 }
@@ -116,27 +125,46 @@ async function start() {
     env.CRM_API_KEY ??= sim.apiKey;
     simNote = `CRM simulator: http://${sim.baseDomain} (tenant addresses http://<slug>.${sim.baseDomain})`;
   }
-  const config = loadConfig(env, { secrets: 'development' });
+  let config = loadConfig(env, { secrets: 'development' });
   if (config.usingDevSecret) {
     console.warn('[lms] AUTH_SECRET is not set: using the public development secret (lms start only; anyone can forge tokens for it)');
   }
+  // With no SMTP server configured, the worker sends real SMTP to a sink on loopback that stores every message as a file.
+  let sink: SmtpSink | undefined;
+  let mailNote: string;
+  if (config.SMTP_URL) {
+    mailNote = `Mail: sent over SMTP to ${describeSmtpUrl(config.SMTP_URL)}`;
+  } else {
+    sink = await startSmtpSink({ dir: resolve(config.DATA_DIR, 'mailbox') });
+    config = { ...config, SMTP_URL: sink.url };
+    mailNote = `Mail: sent e-mail is stored in ${sink.dir} (SMTP sink ${sink.url})`;
+  }
   const base = config.publicBaseUrl;
-  await serve(config, true, async () => {
-    const logins = await demoLogins(config);
-    const lines = [
-      '',
-      `LMS service running at ${base}`,
-      `API docs: ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
-      simNote,
-      '',
-      'Demo tokens (send as "Authorization: Bearer <token>"):',
-      ...logins.map((l) => `  ${l.label.padEnd(8)} ${l.personId.padEnd(18)} ${l.token}`),
-      '',
-      `Try: curl -H "Authorization: Bearer ${logins[0]?.token ?? '<token>'}" ${base}/api/auth/session`,
-      '',
-    ];
-    return lines.filter((l) => l !== undefined).join('\n');
-  });
+  const closeSink = async () => {
+    await sink?.close();
+  };
+  await serve(
+    config,
+    true,
+    async () => {
+      const logins = await demoLogins(config);
+      const lines = [
+        '',
+        `LMS service running at ${base}`,
+        `API docs: ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
+        simNote,
+        mailNote,
+        '',
+        'Demo tokens (send as "Authorization: Bearer <token>"):',
+        ...logins.map((l) => `  ${l.label.padEnd(8)} ${l.personId.padEnd(18)} ${l.token}`),
+        '',
+        `Try: curl -H "Authorization: Bearer ${logins[0]?.token ?? '<token>'}" ${base}/api/auth/session`,
+        '',
+      ];
+      return lines.filter((l) => l !== undefined).join('\n');
+    },
+    closeSink,
+  );
 }
 
 async function token(config: Config, args: string[]) {
@@ -193,6 +221,9 @@ export async function main(argv = process.argv.slice(2)) {
         return await token(loadConfig(), rest);
       case 'jobs':
         return await jobs(loadConfig(), rest);
+      case 'vapid':
+        console.log(vapidKeyLines());
+        return;
       case 'crm-sim': {
         const sim = await startCrmSim({ port: Number(process.env.CRM_SIM_PORT ?? 4010) });
         console.log(`CRM simulator on http://${sim.baseDomain} (key ${sim.apiKey})`);

@@ -10,6 +10,8 @@ import { createStorage } from './storage/index.js';
 import { STORAGE_URL_KEY_INFO } from './storage/signed-urls.js';
 import { derivedKey } from './auth/signatures.js';
 import type { Storage } from './storage/types.js';
+import { createMailer, type Mailer } from './mail/mailer.js';
+import { createPushSender, type PushSender } from './push/push.js';
 
 export interface DepsOverrides {
   clock?: Clock;
@@ -17,6 +19,8 @@ export interface DepsOverrides {
   crm?: CrmClient;
   storage?: Storage;
   log?: Deps['log'];
+  mailer?: Mailer;
+  push?: PushSender;
 }
 
 /** Opens the database and builds every collaborator from configuration. */
@@ -45,5 +49,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   // Purpose keys derived from AUTH_SECRET: once, here, not on a request.
   derivedKey(config.AUTH_SECRET, STORAGE_URL_KEY_INFO);
   const storage = overrides.storage ?? createStorage(config, clock);
-  return { config, database, clock, crm, storage, log };
+  const mailer = overrides.mailer ?? createMailer(config, log);
+  const push = overrides.push ?? createPushSender(config, log);
+  return { config, database, clock, crm, storage, log, mailer, push };
 }

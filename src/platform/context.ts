@@ -4,13 +4,11 @@ import type { Database, DbOrTx } from './db/client.js';
 import type { CrmClient } from './crm/types.js';
 import type { Storage } from './storage/types.js';
 import type { Session } from './auth/tokens.js';
+import type { Logger } from './logger.js';
+import type { Mailer } from './mail/mailer.js';
+import type { PushSender } from './push/push.js';
 
-/** The logging the services use: a pino logger (the request's `req.log` in a request), or console. */
-export interface Logger {
-  info(...args: any[]): void;
-  warn(...args: any[]): void;
-  error(...args: any[]): void;
-}
+export type { Logger } from './logger.js';
 
 /** Long-lived collaborators, built once by main.ts (or by a test) and handed to the app. */
 export interface Deps {
@@ -20,6 +18,10 @@ export interface Deps {
   crm: CrmClient;
   storage: Storage;
   log: Logger;
+  /** Outgoing e-mail: SMTP (`SMTP_URL`), or `.eml` files in `DATA_DIR/mailbox`. */
+  mailer: Mailer;
+  /** Web push (VAPID) and the mobile push provider. */
+  push: PushSender;
 }
 
 /** What a service call gets: the collaborators plus who is asking, in which tenant. */

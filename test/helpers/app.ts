@@ -11,11 +11,14 @@ import type { Db } from '../../src/platform/db/client.js';
 import { mintToken, type MintInput, type Role } from '../../src/platform/auth/tokens.js';
 import type { CrmClient } from '../../src/platform/crm/types.js';
 import type { Storage } from '../../src/platform/storage/types.js';
+import type { Mailer } from '../../src/platform/mail/mailer.js';
+import type { PushSender } from '../../src/platform/push/push.js';
 import type { Worker } from '../../src/platform/queue/queue.js';
 import { createWorker } from '../../src/worker/worker.js';
 import { startCrmSim, type CrmSim } from '../../src/dev/crm-sim/server.js';
 import { DEMO_INSTITUTION } from '../../src/dev/crm-sim/fixtures.js';
 import { freshDatabase } from './database.js';
+import { RecordingMailer } from './mail.js';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -49,6 +52,10 @@ export interface TestApp {
   clock: ManualClock;
   crmSim: CrmSim;
   worker: Worker;
+  /** The app's mailer: the one the test passed, else a RecordingMailer. */
+  mailer: Mailer;
+  /** The messages a RecordingMailer (the default one, or the test's) kept; throws for another mailer. */
+  sentMail(): RecordingMailer['sent'];
   token(input: TokenInput): Promise<string>;
   request<T = any>(method: string, url: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
   close(): Promise<void>;
@@ -59,6 +66,10 @@ export interface TestAppOptions {
   clock?: ManualClock;
   crm?: CrmClient;
   storage?: Storage;
+  /** Default: a RecordingMailer (in memory, nothing is sent or written). */
+  mailer?: Mailer;
+  /** Default: the real push sender from the config (web push needs `VAPID_*` in `env`; mobile push only logs, silently). */
+  push?: PushSender;
   /** Fastify's logger option (default off), e.g. `{ level: 'info', stream }` to capture log lines. */
   logger?: boolean | object;
   /** Routes a test adds before the app is sealed (for example one that throws). */
@@ -68,7 +79,8 @@ export interface TestAppOptions {
 /**
  * A real app on a fresh migrated database, with a CRM simulator over real HTTP, a manual clock,
  * and local storage in a temp directory. Rate limits and the token lifetime cap are raised
- * unless `env` sets them.
+ * unless `env` sets them. Mail goes to an in-memory RecordingMailer (`sentMail()`) unless the
+ * test passes its own `mailer`; push is the real sender from the config unless it passes `push`.
  */
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const crmSim = await startCrmSim({ port: 0 });
@@ -93,7 +105,8 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   });
   const clock = opts.clock ?? new ManualClock('2026-03-02T09:00:00.000Z');
   const database = await freshDatabase();
-  const deps = await createDeps(config, { clock, database, crm: opts.crm, storage: opts.storage, log: silentLog });
+  const mailer = opts.mailer ?? new RecordingMailer();
+  const deps = await createDeps(config, { clock, database, crm: opts.crm, storage: opts.storage, log: silentLog, mailer, push: opts.push });
   const app = await buildApp(deps, { logger: opts.logger ?? false });
   opts.extraRoutes?.(app);
   await app.ready();
@@ -139,11 +152,17 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     clock,
     crmSim,
     worker,
+    mailer,
+    sentMail: () => {
+      if (!(mailer instanceof RecordingMailer)) throw new Error('sentMail(): the mailer of this test app is not a RecordingMailer');
+      return mailer.sent;
+    },
     token,
     request,
     close: async () => {
       await worker.stop();
       await app.close();
+      if (!opts.mailer) await mailer.close();
       await database.close();
       await crmSim.close();
       await rm(filesDir, { recursive: true, force: true });

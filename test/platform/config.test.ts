@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import webpush from 'web-push';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
 describe('config', () => {
@@ -58,5 +59,26 @@ describe('config', () => {
     expect(() => loadConfig({ AUTH_SECRET: 'x'.repeat(32), CRM_URL: 'https://crm.example.edu' }, { secrets: 'required' })).toThrow(/missing CRM_API_KEY/);
     expect(loadConfig({ AUTH_SECRET: 'x'.repeat(32) }, { secrets: 'required' }).usingDevSecret).toBe(false);
     expect(loadConfig({}).usingDevSecret).toBe(true);
+  });
+  it('takes both VAPID keys or neither, a matching pair, and a mailto:/https: subject', () => {
+    const pair = webpush.generateVAPIDKeys();
+    const other = webpush.generateVAPIDKeys();
+    const c = loadConfig({ VAPID_PUBLIC_KEY: pair.publicKey, VAPID_PRIVATE_KEY: pair.privateKey, VAPID_SUBJECT: 'https://lms.example.edu/contact' });
+    expect(c).toMatchObject({ VAPID_PUBLIC_KEY: pair.publicKey, VAPID_PRIVATE_KEY: pair.privateKey, VAPID_SUBJECT: 'https://lms.example.edu/contact' });
+    const none = loadConfig({ VAPID_PUBLIC_KEY: '', VAPID_PRIVATE_KEY: '' });
+    expect([none.VAPID_PUBLIC_KEY, none.VAPID_PRIVATE_KEY, none.VAPID_SUBJECT]).toEqual([undefined, undefined, 'mailto:admin@lms.localhost']);
+    expect(() => loadConfig({ VAPID_PUBLIC_KEY: pair.publicKey })).toThrow(/VAPID_PRIVATE_KEY: VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY are set together/);
+    expect(() => loadConfig({ VAPID_PRIVATE_KEY: pair.privateKey })).toThrow(/VAPID_PUBLIC_KEY: .*set together/);
+    expect(() => loadConfig({ VAPID_PUBLIC_KEY: other.publicKey, VAPID_PRIVATE_KEY: pair.privateKey })).toThrow(/VAPID_PUBLIC_KEY: is not the public key of VAPID_PRIVATE_KEY/);
+    expect(() => loadConfig({ VAPID_PUBLIC_KEY: 'abc', VAPID_PRIVATE_KEY: pair.privateKey })).toThrow(/VAPID_PUBLIC_KEY: must decode to 65 bytes/);
+    expect(() => loadConfig({ VAPID_PUBLIC_KEY: pair.publicKey, VAPID_PRIVATE_KEY: `${pair.privateKey}==` })).toThrow(/VAPID_PRIVATE_KEY/);
+    for (const subject of ['admin@lms.example.edu', 'http://lms.example.edu', 'mailto:', 'https://']) {
+      expect(() => loadConfig({ VAPID_SUBJECT: subject }), subject).toThrow(/VAPID_SUBJECT: must be a mailto: address or an https: URL/);
+    }
+  });
+
+  it('takes an smtp:// or smtps:// SMTP_URL', () => {
+    expect(loadConfig({ SMTP_URL: 'smtps://user:pass@mail.example.edu:465' }).SMTP_URL).toBe('smtps://user:pass@mail.example.edu:465');
+    expect(() => loadConfig({ SMTP_URL: 'http://mail.example.edu' })).toThrow(/SMTP_URL: must be an smtp:\/\/ or smtps:\/\/ URL/);
   });
 });

@@ -548,6 +548,8 @@ describe('module wiring', () => {
       crm: {} as Deps['crm'],
       storage: {} as Deps['storage'],
       log: quiet,
+      mailer: {} as Deps['mailer'],
+      push: {} as Deps['push'],
     }) as Deps;
 
   it('every defined job has exactly one handler, from the module list or the queue', () => {

@@ -1,22 +1,26 @@
 /**
  * Graceful shutdown of the real process (`lms start`): on SIGTERM a request in flight is
- * answered, then the process closes the database and exits 0.
+ * answered, then the process closes the database and exits 0. Also the SMTP sink `lms start`
+ * runs without SMTP_URL: announced in the banner, storing mail in DATA_DIR/mailbox, closed on
+ * shutdown.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCrmSim, type CrmSim } from '../../src/dev/crm-sim/server.js';
 import { mintToken } from '../../src/platform/auth/tokens.js';
+import { createMailer } from '../../src/platform/mail/mailer.js';
 
 const SECRET = 'shutdown-test-secret-0123456789abcdef';
 let sim: CrmSim;
 let dataDir: string;
 let child: ChildProcess;
 let baseUrl: string;
+let banner = '';
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -38,6 +42,7 @@ beforeAll(async () => {
       NODE_ENV: 'development',
       DATABASE_URL: '', // always the embedded database here, also when CI sets PostgreSQL
       REDIS_URL: '',
+      SMTP_URL: '', // the SMTP sink
       DATA_DIR: dataDir,
       HOST: '127.0.0.1',
       PORT: String(port),
@@ -59,7 +64,10 @@ beforeAll(async () => {
     child.stdout!.on('data', (d: Buffer) => {
       output += d;
       const m = /LMS service running at (http:\/\/\S+)/.exec(output);
-      if (m) resolve(m[1]);
+      if (m && /Demo tokens/.test(output)) {
+        banner = output;
+        resolve(m[1]);
+      }
     });
     child.once('exit', (code) => reject(new Error(`lms start exited early (${code}):\n${output}`)));
   });
@@ -69,6 +77,32 @@ afterAll(async () => {
   if (child && child.exitCode === null) child.kill('SIGKILL');
   await sim?.close();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+async function refused(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), done(false)));
+    socket.once('error', () => done(true));
+  });
+}
+
+let sinkPort = 0;
+
+describe('mail without SMTP_URL', () => {
+  it('lms start runs an SMTP sink on loopback that stores mail in DATA_DIR/mailbox, and says so', async () => {
+    const m = /Mail: sent e-mail is stored in (\S+) \(SMTP sink smtp:\/\/127\.0\.0\.1:(\d+)\)/.exec(banner);
+    expect(m, banner).not.toBeNull();
+    expect(m![1]).toBe(join(dataDir, 'mailbox'));
+    sinkPort = Number(m![2]);
+    const mailer = createMailer({ SMTP_URL: `smtp://127.0.0.1:${sinkPort}`, MAIL_FROM: 'LMS <no-reply@lms.test>', DATA_DIR: dataDir }, console);
+    try {
+      await mailer.send({ to: 'ada@school.test', subject: 'Through the sink', text: 'Hello' });
+    } finally {
+      await mailer.close();
+    }
+    expect(await readdir(join(dataDir, 'mailbox'))).toEqual([expect.stringMatching(/^\d{8}T\d{9}Z-\d+\.eml$/)]);
+  });
 });
 
 describe('SIGTERM', () => {
@@ -95,7 +129,8 @@ describe('SIGTERM', () => {
     expect(body.data.length).toBeGreaterThan(0);
     const [code] = await exited;
     expect(code).toBe(0);
-    // Nothing listens any more.
+    // Nothing listens any more: neither the API nor the SMTP sink.
     await expect(fetch(`${baseUrl}/healthz`)).rejects.toThrow();
+    if (sinkPort) expect(await refused(sinkPort)).toBe(true);
   }, 60_000);
 });
