@@ -17,7 +17,7 @@ const UNIT = [
   'test/dev/crm-sim.test.ts',
   'test/dev/smtp-sink.test.ts',
 ];
-const PROCESS = ['test/platform/shutdown.test.ts', 'test/platform/build.test.ts', 'test/platform/vapid-cli.test.ts'];
+const PROCESS = ['test/platform/shutdown.test.ts', 'test/platform/build.test.ts', 'test/platform/vapid-cli.test.ts', 'test/platform/worker-kill.test.ts'];
 
 export default defineConfig({
   test: {

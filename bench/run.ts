@@ -95,6 +95,14 @@ const SCENARIOS: Scenario[] = [
     headers: (ctx) => ctx.bearer(DEMO_STUDENT),
     check: (b) => (b?.data?.personId === DEMO_STUDENT_ID ? undefined : 'session not decoded'),
   },
+  {
+    name: 'unread-count',
+    description: 'our app, GET /api/notifications/unread-count (bearer, one indexed count; polled every 30 s per open tab)',
+    target: 'app',
+    path: '/api/notifications/unread-count',
+    headers: (ctx) => ctx.bearer(DEMO_STUDENT),
+    check: (b) => (typeof b?.data?.count === 'number' ? undefined : 'no count'),
+  },
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -444,10 +452,18 @@ async function addNotesScenarios() {
       check: r.check,
     });
   }
+  SCENARIOS.push({
+    name: 'unread-count-pg',
+    description: 'our app on PostgreSQL, GET /api/notifications/unread-count (bearer, one indexed count)',
+    target: 'app-pg',
+    path: '/api/notifications/unread-count',
+    headers: (ctx) => ctx.bearer(DEMO_STUDENT),
+    check: (b) => (typeof b?.data?.count === 'number' ? undefined : 'no count'),
+  });
 }
 
 async function main() {
-  if (!ONLY || [...ONLY].some((n) => n.startsWith('me-notes'))) await addNotesScenarios();
+  if (!ONLY || [...ONLY].some((n) => n.startsWith('me-notes') || n.endsWith('-pg'))) await addNotesScenarios();
   const scenarios = SCENARIOS.filter((s) => s.name === BASELINE || !ONLY || ONLY.has(s.name));
   if (ONLY) {
     const unknown = [...ONLY].filter((n) => !SCENARIOS.some((s) => s.name === n));

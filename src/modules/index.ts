@@ -11,6 +11,8 @@ import { progressModule } from './progress/progress.routes.js';
 import { certificatesModule } from './certificates/certificates.routes.js';
 import { settingsModule } from './settings/settings.routes.js';
 import { syncModule } from './sync/sync.routes.js';
+import { notificationsModule } from './notifications/notifications.routes.js';
+import { cronModule } from './cron/cron.routes.js';
 import { devModule } from './dev/dev.routes.js';
 
 /**
@@ -30,5 +32,7 @@ export const modules: AppModule[] = [
   notesModule,
   captionsModule,
   filesModule,
+  notificationsModule,
+  cronModule,
   devModule,
 ];

@@ -11,3 +11,5 @@ export * from './sync/sync.tables.js';
 export * from './notes/notes.tables.js';
 export * from './captions/captions.tables.js';
 export * from './files/files.tables.js';
+export * from './notifications/notifications.tables.js';
+export * from './analytics/analytics.tables.js';

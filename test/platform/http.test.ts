@@ -258,8 +258,9 @@ describe('docs', () => {
 
   it('documents one deletion result, {id, deleted: true}, for every DELETE that removes', async () => {
     const doc = JSON.parse((await t.request('GET', '/openapi.json')).raw);
-    // Archiving a course and unenrolling keep the row and answer it.
-    const keepsRow = new Set(['/api/courses/{id}', '/api/courses/{id}/enrollments/{studentId}']);
+    // Archiving a course and unenrolling keep the row and answer it; resetting notification
+    // preferences answers {reset: true} (spec 4.7).
+    const keepsRow = new Set(['/api/courses/{id}', '/api/courses/{id}/enrollments/{studentId}', '/api/notifications/preferences']);
     const deletes = Object.entries(doc.paths as Record<string, Record<string, any>>).filter(([path, ops]) => ops.delete && !keepsRow.has(path));
     expect(deletes.length).toBeGreaterThanOrEqual(5);
     for (const [path, ops] of deletes) {

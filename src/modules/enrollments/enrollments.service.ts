@@ -1,3 +1,4 @@
+import { notify } from '../notifications/notify.js';
 import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import { withTx, type ServiceContext } from '../../platform/context.js';
 import { newId } from '../../platform/ids.js';
@@ -87,6 +88,13 @@ async function enrollStudents(tx: ServiceContext, course: Course, studentIds: st
       : []),
   ];
   for (const e of written) outcomes.set(e.studentId, { kind: 'enrolled', enrollment: e });
+  await notify(tx, {
+    institutionId: tx.institutionId,
+    key: 'ENROLL_WELCOME',
+    recipients: written.map((e) => e.studentId),
+    metadata: { courseId: course.id, courseTitle: course.title },
+    actionUrl: `/learn/${course.id}`,
+  });
   return outcomes;
 }
 

@@ -7,6 +7,7 @@ import { issueCertificate } from '../certificates/certificates.service.js';
 import type { Certificate } from '../certificates/certificates.tables.js';
 import { getSettings } from '../institutions/institutions.service.js';
 import { pushCompletion } from '../sync/sync.service.js';
+import { notify } from '../notifications/notify.js';
 import { byId, inTenant } from '../../platform/db/tenancy.js';
 
 export interface CompletionResult {
@@ -74,6 +75,13 @@ export async function recomputeEnrollment(ctx: ServiceContext, course: Course, e
     completedAt: now.toISOString(),
     finalScore,
     certificateNumber: certificate?.certificateNumber ?? '',
+  });
+  await notify(ctx, {
+    institutionId: ctx.institutionId,
+    key: 'COURSE_COMPLETED',
+    recipients: [completed.studentId],
+    metadata: { courseId: course.id, courseTitle: course.title, certificateNumber: certificate?.certificateNumber ?? null, finalScore },
+    actionUrl: certificate ? '/certificates' : `/learn/${course.id}`,
   });
   return { enrollment: completed, completedNow: true, certificate };
 }

@@ -56,6 +56,18 @@ export const jobDefinitions = defineJobs({
     payload: z.object({ uploadId: z.string().min(1) }),
     timeoutMs: 60_000,
   },
+  /** Deliver one batch of notification rows (one notify() call writes a batch per 200 recipients). */
+  'notifications.deliver': {
+    payload: z.object({ institutionId: z.string().min(1), batchId: z.string().min(1) }),
+    timeoutMs: 10 * 60_000,
+    maxAttempts: 6,
+  },
+  /** Send one person's held digest e-mail rows as one e-mail (queued for their digest time). */
+  'notifications.sendDigest': {
+    payload: z.object({ institutionId: z.string().min(1), recipientId: z.string().min(1), kind: z.enum(['DAILY', 'WEEKLY']) }),
+    timeoutMs: 5 * 60_000,
+    maxAttempts: 6,
+  },
   [QUEUE_MAINTENANCE_JOB]: {
     payload: z.object({}),
     timeoutMs: 10 * 60_000,

@@ -128,6 +128,39 @@ export function enqueue<N extends JobName>(tx: DbOrTx, clock: Clock, name: N, pa
   return enqueueJob(jobDefinitions, tx, clock, name, payload, opts);
 }
 
+/**
+ * Enqueue many jobs of one name in one statement (a fan-out's delivery batches). Payloads are
+ * validated first; an invalid one throws and inserts nothing. Items with a `singletonKey` that
+ * matches a pending job are skipped. Returns how many were inserted.
+ */
+export async function enqueueMany<N extends JobName>(
+  tx: DbOrTx,
+  clock: Clock,
+  name: N,
+  items: { payload: PayloadInputOf<AppJobDefinitions, N>; opts?: EnqueueOptions }[],
+): Promise<number> {
+  if (items.length === 0) return 0;
+  const def = definitionOf(jobDefinitions, name);
+  const now = clock.now();
+  const rows = items.map(({ payload, opts = {} }) => {
+    const parsed = def.payload.safeParse(payload);
+    if (!parsed.success) throw new JobPayloadError(name, parsed.error.issues);
+    return {
+      id: newId(),
+      name,
+      payload: parsed.data as Record<string, unknown>,
+      institutionId: opts.institutionId ?? null,
+      runAt: opts.runAt ?? now,
+      maxAttempts: opts.maxAttempts ?? def.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+      singletonKey: opts.singletonKey ?? null,
+      createdAt: now,
+      updatedAt: now,
+    };
+  });
+  const inserted = await tx.insert(jobs).values(rows).onConflictDoNothing().returning({ id: jobs.id });
+  return inserted.length;
+}
+
 /** Delay before retry n (1-based): 2^n seconds, capped at one hour. */
 export const retryDelayMs = (attempt: number) => Math.min(2 ** attempt * 1000, 3_600_000);
 

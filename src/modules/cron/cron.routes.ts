@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import type { AppModule, ModuleRoutes } from '../types.js';
+import { typed } from '../types.js';
+import { envelope, ok } from '../../platform/http/envelope.js';
+import { runAnalyticsSnapshot, runReportSchedules, sendAssignmentReminders } from './cron.service.js';
+
+const tags = ['cron'];
+const config = { auth: 'cron' as const };
+const security = [{ cronSecret: [] }];
+
+const remindersSchema = z.object({
+  windowFrom: z.string(),
+  windowTo: z.string(),
+  assignmentsDue: z.number().int(),
+  remindersCreated: z.number().int(),
+});
+const schedulesSchema = z.object({ at: z.string(), schedulesRun: z.number().int(), alertsEvaluated: z.number().int(), alertsFired: z.number().int() });
+const snapshotSchema = z.object({ at: z.string(), institutions: z.number().int(), snapshotsWritten: z.number().int() });
+
+/**
+ * Spec 4.8: the hourly cron endpoints, called by the operator's scheduler with
+ * `Authorization: Bearer <CRON_SECRET>` (open when CRON_SECRET is unset: development only).
+ * Each answers a summary of what it did and is safe to run twice, or twice at once.
+ */
+const routes: ModuleRoutes = async (app, deps) => {
+  const r = typed(app);
+
+  r.get(
+    '/api/cron/assignment-reminders',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        operationId: 'cronAssignmentReminders',
+        summary: 'Create in-app reminders for assignments due within the next 24 hours (hourly, minute 0)',
+        description: 'Each student is reminded at most once per assignment, however often this runs.',
+        response: { 200: envelope(remindersSchema) },
+      },
+    },
+    async () => ok(await sendAssignmentReminders(deps)),
+  );
+
+  r.get(
+    '/api/cron/report-schedules',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        operationId: 'cronReportSchedules',
+        summary: 'Run due report schedules and evaluate alerts (hourly, minute 0)',
+        response: { 200: envelope(schedulesSchema) },
+      },
+    },
+    async () => ok(await runReportSchedules(deps)),
+  );
+
+  r.get(
+    '/api/cron/analytics-snapshot',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        operationId: 'cronAnalyticsSnapshot',
+        summary: "Fill today's metric snapshot of every institution (hourly, minute 30)",
+        description: 'One row per institution and local day, rewritten by each run of the day.',
+        response: { 200: envelope(snapshotSchema) },
+      },
+    },
+    async () => ok(await runAnalyticsSnapshot(deps)),
+  );
+};
+
+export const cronModule: AppModule = { name: 'cron', routes };

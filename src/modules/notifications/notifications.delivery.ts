@@ -1,0 +1,257 @@
+import { and, asc, eq, inArray, isNotNull, isNull, lte, sql } from 'drizzle-orm';
+import type { Deps } from '../../platform/context.js';
+import { isCrmError } from '../../platform/crm/client.js';
+import { MailError } from '../../platform/mail/mailer.js';
+import type { PushDevice } from '../../platform/push/push.js';
+import { institutionSlug } from '../institutions/institutions.service.js';
+import { absoluteActionUrl, renderHtml, renderText } from './notifications.render.js';
+import { notificationDevices, notifications, type NotificationRow } from './notifications.tables.js';
+
+/** A delivery that failed for now (SMTP or push service down, CRM unreachable): the job retries. */
+class TransientDeliveryError extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+/** A delivery that can never succeed (no address, refused address, no device left). */
+class PermanentDeliveryError extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+export interface DeliveryRun {
+  /** The job's last attempt: rows still failing transiently are marked FAILED instead of retried. */
+  lastAttempt: boolean;
+  signal: AbortSignal;
+}
+
+export interface DeliverySummary {
+  inApp: number;
+  sent: number;
+  failed: number;
+  retry: number;
+}
+
+/** E-mail addresses of recipients, read through the CRM: contact first, then staff user. */
+function addressBook(deps: Deps, institutionId: string) {
+  let slug: Promise<string | null> | undefined;
+  const cache = new Map<string, Promise<string>>();
+  const lookup = async (personId: string): Promise<string> => {
+    slug ??= institutionSlug({ db: deps.database.db, crm: deps.crm, clock: deps.clock }, institutionId).catch(() => null);
+    const s = await slug;
+    if (!s) throw new TransientDeliveryError('crm_unavailable');
+    for (const read of [() => deps.crm.getContact(s, personId), () => deps.crm.getUser(s, personId)]) {
+      try {
+        const person = await read();
+        if (person.email) return person.email;
+        throw new PermanentDeliveryError('no_email_address');
+      } catch (err) {
+        if (isCrmError(err) && err.reason === 'not_found') continue;
+        if (isCrmError(err)) throw new TransientDeliveryError('crm_unavailable');
+        throw err;
+      }
+    }
+    throw new PermanentDeliveryError('no_email_address');
+  };
+  return (personId: string) => {
+    let found = cache.get(personId);
+    if (!found) {
+      found = lookup(personId);
+      cache.set(personId, found);
+    }
+    return found;
+  };
+}
+
+const textWithLink = (message: string, link: string | null) => (link ? `${message}\n\n${link}` : message);
+
+/** Mark one row SENT: only while PENDING, so a row is recorded sent once whoever races. */
+async function markSent(deps: Deps, ids: string[]) {
+  const now = deps.clock.now();
+  await deps.database.db
+    .update(notifications)
+    .set({ status: 'SENT', sentAt: now, updatedAt: now, failureReason: null, attempts: sql`${notifications.attempts} + 1` })
+    .where(and(inArray(notifications.id, ids), eq(notifications.status, 'PENDING')));
+}
+
+async function markFailed(deps: Deps, ids: string[], reason: string, final: boolean) {
+  const now = deps.clock.now();
+  await deps.database.db
+    .update(notifications)
+    .set({ ...(final ? { status: 'FAILED' as const } : {}), failureReason: reason, updatedAt: now, attempts: sql`${notifications.attempts} + 1` })
+    .where(and(inArray(notifications.id, ids), eq(notifications.status, 'PENDING')));
+}
+
+/** The outcome of one send, as the row records it. */
+async function settle(deps: Deps, row: NotificationRow, run: DeliveryRun, send: () => Promise<void>, summary: DeliverySummary) {
+  try {
+    await send();
+    await markSent(deps, [row.id]);
+    summary.sent++;
+  } catch (err) {
+    if (err instanceof PermanentDeliveryError) {
+      await markFailed(deps, [row.id], err.reason, true);
+      summary.failed++;
+    } else if (err instanceof TransientDeliveryError) {
+      await markFailed(deps, [row.id], err.reason, run.lastAttempt);
+      if (run.lastAttempt) summary.failed++;
+      else summary.retry++;
+    } else throw err;
+  }
+}
+
+const mailFailure = (err: unknown) => {
+  if (err instanceof MailError) return err.permanent ? new PermanentDeliveryError(err.reason) : new TransientDeliveryError(err.reason);
+  return err;
+};
+
+/** Sends to every device of the recipient; a device the push service calls gone is deleted. */
+async function pushToDevices(deps: Deps, row: NotificationRow) {
+  const devices = await deps.database.db
+    .select()
+    .from(notificationDevices)
+    .where(and(eq(notificationDevices.institutionId, row.institutionId), eq(notificationDevices.userId, row.recipientId)));
+  if (devices.length === 0) throw new PermanentDeliveryError('no_push_device');
+  const url = absoluteActionUrl(row.actionUrl, deps.config.publicBaseUrl);
+  let delivered = false;
+  let transient: string | null = null;
+  let permanent: string | null = null;
+  for (const device of devices) {
+    const target: PushDevice = { token: device.token, platform: device.platform, provider: device.provider };
+    const result = await deps.push.send(target, { title: row.title, body: row.message, url, data: { notificationId: row.id, key: row.key } });
+    if (result.ok) {
+      delivered = true;
+      continue;
+    }
+    if (result.gone) {
+      await deps.database.db.delete(notificationDevices).where(and(eq(notificationDevices.institutionId, device.institutionId), eq(notificationDevices.id, device.id)));
+    }
+    if (result.permanent) permanent = result.reason;
+    else transient = result.reason;
+  }
+  if (delivered) return;
+  if (transient) throw new TransientDeliveryError(transient);
+  throw new PermanentDeliveryError(permanent ?? 'push_failed');
+}
+
+/**
+ * The `notifications.deliver` job: in-app rows of the batch become SENT in one statement; each
+ * e-mail and push row is sent and recorded on its own, so a worker that dies mid-batch leaves
+ * the rows it finished SENT and the next attempt (another worker, after the lease) sends only
+ * the rest. Transient failures keep their rows PENDING and fail the job, which retries with
+ * backoff; on the last attempt they become FAILED with their reason.
+ */
+export async function deliverBatch(deps: Deps, payload: { institutionId: string; batchId: string }, run: DeliveryRun): Promise<DeliverySummary> {
+  const { db } = deps.database;
+  const now = deps.clock.now();
+  const inApp = await db
+    .update(notifications)
+    .set({ status: 'SENT', sentAt: now, updatedAt: now, attempts: sql`${notifications.attempts} + 1` })
+    .where(
+      and(
+        eq(notifications.batchId, payload.batchId),
+        eq(notifications.institutionId, payload.institutionId),
+        eq(notifications.channel, 'IN_APP'),
+        eq(notifications.status, 'PENDING'),
+      ),
+    )
+    .returning({ id: notifications.id });
+  const summary: DeliverySummary = { inApp: inApp.length, sent: 0, failed: 0, retry: 0 };
+
+  const pending = await db
+    .select()
+    .from(notifications)
+    .where(
+      and(
+        eq(notifications.batchId, payload.batchId),
+        eq(notifications.institutionId, payload.institutionId),
+        eq(notifications.status, 'PENDING'),
+        isNull(notifications.digestDueAt),
+      ),
+    )
+    .orderBy(asc(notifications.id));
+  const emailOf = addressBook(deps, payload.institutionId);
+  for (const row of pending) {
+    run.signal.throwIfAborted();
+    if (row.channel === 'email') {
+      await settle(
+        deps,
+        row,
+        run,
+        async () => {
+          const to = await emailOf(row.recipientId);
+          const link = absoluteActionUrl(row.actionUrl, deps.config.publicBaseUrl);
+          await deps.mailer
+            .send({ to, subject: row.title, text: textWithLink(row.message, link), html: row.html ?? undefined, messageId: `<${row.id}@lms>` })
+            .catch((err: unknown) => {
+              throw mailFailure(err);
+            });
+        },
+        summary,
+      );
+    } else if (row.channel === 'push') {
+      await settle(deps, row, run, () => pushToDevices(deps, row), summary);
+    }
+  }
+  if (summary.retry > 0) throw new Error(`${summary.retry} deliveries of batch ${payload.batchId} failed for now; retrying`);
+  return summary;
+}
+
+const DIGEST_SUBJECT = 'Your {{kind}} digest: {{count}} notification{{^one}}s{{/one}}';
+const DIGEST_TEXT = '{{#items}}- {{title}}\n  {{message}}{{#link}}\n  {{link}}{{/link}}\n{{/items}}';
+const DIGEST_HTML =
+  '<!doctype html><html><body style="font-family:sans-serif"><h1>Your {{kind}} digest</h1><ul>' +
+  '{{#items}}<li><strong>{{title}}</strong><br>{{message}}{{#link}} <a href="{{link}}">Open</a>{{/link}}</li>{{/items}}</ul></body></html>';
+
+/**
+ * The `notifications.sendDigest` job: every held e-mail row of one person that is due goes out
+ * as one digest e-mail, and the rows become SENT together.
+ */
+export async function sendDigest(deps: Deps, payload: { institutionId: string; recipientId: string; kind: 'DAILY' | 'WEEKLY' }, run: DeliveryRun): Promise<number> {
+  const { db } = deps.database;
+  const rows = await db
+    .select()
+    .from(notifications)
+    .where(
+      and(
+        eq(notifications.institutionId, payload.institutionId),
+        eq(notifications.recipientId, payload.recipientId),
+        eq(notifications.channel, 'email'),
+        eq(notifications.status, 'PENDING'),
+        isNotNull(notifications.digestDueAt),
+        lte(notifications.digestDueAt, deps.clock.now()),
+      ),
+    )
+    .orderBy(asc(notifications.createdAt), asc(notifications.id));
+  if (rows.length === 0) return 0;
+  const ids = rows.map((r) => r.id);
+  const view = {
+    kind: payload.kind === 'DAILY' ? 'daily' : 'weekly',
+    count: rows.length,
+    one: rows.length === 1,
+    items: rows.map((r) => ({ title: r.title, message: r.message, link: absoluteActionUrl(r.actionUrl, deps.config.publicBaseUrl) })),
+  };
+  try {
+    const to = await addressBook(deps, payload.institutionId)(payload.recipientId);
+    await deps.mailer
+      .send({ to, subject: renderText(DIGEST_SUBJECT, view), text: renderText(DIGEST_TEXT, view), html: renderHtml(DIGEST_HTML, view), messageId: `<digest-${ids[0]}@lms>` })
+      .catch((err: unknown) => {
+        throw mailFailure(err);
+      });
+  } catch (err) {
+    if (err instanceof PermanentDeliveryError) {
+      await markFailed(deps, ids, err.reason, true);
+      return 0;
+    }
+    if (err instanceof TransientDeliveryError) {
+      await markFailed(deps, ids, err.reason, run.lastAttempt);
+      if (run.lastAttempt) return 0;
+      throw new Error(`digest for ${payload.recipientId} failed for now (${err.reason}); retrying`, { cause: err });
+    }
+    throw err;
+  }
+  await markSent(deps, ids);
+  return rows.length;
+}

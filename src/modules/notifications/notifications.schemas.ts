@@ -1,0 +1,147 @@
+import { z } from 'zod';
+import { MAX_PAGE_SIZE } from '../../platform/http/pagination.js';
+import { ROLES } from '../../platform/auth/tokens.js';
+import { CATEGORIES, CHANNELS, FREQUENCIES } from './notifications.definitions.js';
+import { HH_MM, isTimeZone } from './notifications.digest-times.js';
+import { PUSH_PLATFORMS, WEEKDAYS } from './notifications.tables.js';
+
+/** Spec 8: notifications list default 25, at most 100. */
+export const NOTIFICATIONS_PAGE_DEFAULT = 25;
+
+/** `true`/`false` (also 1/0) in a query string; `z.coerce.boolean` would read "false" as true. */
+const queryBoolean = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((v) => v === 'true' || v === '1')
+  .default(false);
+
+export const listNotificationsQuery = z.object({
+  page: z.coerce.number().int().min(1).default(1).describe('1-indexed page number'),
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe(`page size, default ${NOTIFICATIONS_PAGE_DEFAULT}, max 100`),
+  perPage: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('alias of limit'),
+  unreadOnly: queryBoolean.describe('only unread notifications'),
+  category: z.string().min(1).max(64).optional().describe("a definition's category, e.g. ASSESSMENT"),
+});
+
+export const notificationSchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  message: z.string(),
+  type: z.string().describe('the notification key (same as key)'),
+  key: z.string(),
+  category: z.string(),
+  actionUrl: z.string().nullable(),
+  isRead: z.boolean(),
+  readAt: z.string().nullable(),
+  createdAt: z.string(),
+  metadata: z.record(z.string(), z.unknown()),
+});
+
+export const notificationListSchema = z.object({
+  notifications: z.array(notificationSchema),
+  total: z.number().int(),
+  unreadCount: z.number().int(),
+});
+
+const idList = z.array(z.string().min(1).max(200)).max(500);
+
+export const markReadBody = z.union([z.strictObject({ ids: idList }), z.strictObject({ all: z.literal(true) })]).describe('{ids: [...]} or {all: true}');
+
+export const legacyPatchBody = z
+  .union([z.strictObject({ markAllRead: z.literal(true) }), z.strictObject({ notificationId: z.string().min(1).max(200) })])
+  .describe('legacy forms: {markAllRead: true} or {notificationId}');
+
+export const updatedSchema = z.object({ updated: z.number().int() });
+export const countSchema = z.object({ count: z.number().int() });
+
+export const definitionSchema = z.object({
+  key: z.string(),
+  label: z.string(),
+  description: z.string(),
+  category: z.enum(CATEGORIES),
+  defaultChannels: z.array(z.enum(CHANNELS)),
+  canDisable: z.boolean(),
+  canChangeFrequency: z.boolean(),
+  availableTo: z.array(z.enum(ROLES)),
+  parentKey: z.string().nullable().describe('set on child keys, which follow their parent key and cannot be set'),
+});
+
+export const preferenceRowSchema = z.object({
+  emailEnabled: z.boolean(),
+  pushEnabled: z.boolean(),
+  inAppEnabled: z.boolean(),
+  frequency: z.enum(FREQUENCIES),
+});
+
+export const digestTimesSchema = z.object({
+  dailyTime: z.string().describe('HH:MM'),
+  weeklyDay: z.enum(WEEKDAYS),
+  weeklyTime: z.string().describe('HH:MM'),
+  timezone: z.string().describe("effective IANA zone: the user's override, else the institution's"),
+  timezoneOverride: z.string().nullable(),
+});
+
+export const preferencesSchema = z.object({
+  role: z.enum(ROLES),
+  categories: z.array(z.object({ category: z.enum(CATEGORIES), definitions: z.array(definitionSchema) })),
+  preferences: z.record(z.string(), preferenceRowSchema),
+  digestTimes: digestTimesSchema,
+  hasPushToken: z.boolean(),
+});
+
+export const updatePreferenceBody = z.strictObject({
+  key: z.string().min(1).max(100),
+  emailEnabled: z.boolean().optional(),
+  pushEnabled: z.boolean().optional(),
+  inAppEnabled: z.boolean().optional(),
+  frequency: z.enum(FREQUENCIES).optional(),
+});
+export type UpdatePreference = z.infer<typeof updatePreferenceBody>;
+
+export const preferenceSchema = preferenceRowSchema.extend({ key: z.string() });
+
+export const resetPreferencesBody = z.strictObject({ confirm: z.literal(true, { error: 'confirm must be true' }) });
+export const resetSchema = z.object({ reset: z.literal(true) });
+
+const hhmm = z.string().regex(HH_MM, 'must be HH:MM (00:00 to 23:59)');
+export const digestTimesBody = z.strictObject({
+  dailyTime: hhmm.optional(),
+  weeklyDay: z.enum(WEEKDAYS).optional(),
+  weeklyTime: hhmm.optional(),
+  timezoneOverride: z
+    .string()
+    .max(64)
+    .refine(isTimeZone, 'must be an IANA time zone name, e.g. Europe/Berlin')
+    .nullable()
+    .optional()
+    .describe('IANA zone; null removes the override'),
+});
+export type DigestTimesPatch = z.infer<typeof digestTimesBody>;
+
+/** Push tokens: a browser's PushSubscription JSON, or an FCM/APNs token. Bounded for the index. */
+const token = z.string().trim().min(1).max(2048);
+
+export const pushTokenBody = z.strictObject({ token, platform: z.enum(PUSH_PLATFORMS) });
+
+export const registeredSchema = z.object({ id: z.string(), registered: z.literal(true) });
+
+export const MOBILE_PROVIDERS = ['fcm', 'apns'] as const;
+export type MobileProvider = (typeof MOBILE_PROVIDERS)[number];
+
+export const deviceTokenBody = z.strictObject({
+  token,
+  platform: z.enum(['ios', 'android']),
+  deviceName: z.string().max(200).optional(),
+  model: z.string().max(200).optional(),
+  osVersion: z.string().max(50).optional(),
+  appVersion: z.string().max(50).optional(),
+  locale: z.string().max(35).optional(),
+});
+export type DeviceTokenBody = z.infer<typeof deviceTokenBody>;
+
+export const deviceSchema = z.object({
+  id: z.string(),
+  registered: z.literal(true),
+  deviceId: z.string(),
+  provider: z.enum(MOBILE_PROVIDERS),
+  platform: z.enum(['ios', 'android']),
+});
