@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { request } from 'undici';
 import webpush from 'web-push';
 import { z } from 'zod';
@@ -68,8 +69,29 @@ export class LoggingMobilePushProvider implements MobilePushProvider {
   }
 }
 
+/**
+ * In production a push endpoint must look like a push service: https, a DNS name, not
+ * loopback or a local name. A subscription is user input, and the worker POSTs to its
+ * endpoint: this keeps the worker from being pointed at internal addresses. Development and
+ * tests accept any http(s) endpoint (a local stand-in for the push service).
+ */
+export function isAllowedPushEndpoint(endpoint: string, production: boolean): boolean {
+  if (!production) return true;
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    return false;
+  }
+  const host = url.hostname.toLowerCase().replace(/\.$/, '');
+  if (url.protocol !== 'https:' || url.username || url.password) return false;
+  if (isIP(host.replace(/^\[|\]$/g, '')) !== 0) return false;
+  if (!host.includes('.') || host === 'localhost' || /\.(localhost|local|internal|home|lan|intranet|corp)$/.test(host)) return false;
+  return true;
+}
+
 export function createPushSender(
-  config: Pick<Config, 'VAPID_PUBLIC_KEY' | 'VAPID_PRIVATE_KEY' | 'VAPID_SUBJECT'>,
+  config: Pick<Config, 'VAPID_PUBLIC_KEY' | 'VAPID_PRIVATE_KEY' | 'VAPID_SUBJECT'> & { NODE_ENV?: Config['NODE_ENV'] },
   log: Logger,
   mobile: MobilePushProvider = new LoggingMobilePushProvider(log),
 ): PushSender {
@@ -79,7 +101,7 @@ export function createPushSender(
     async send(device, payload) {
       if (device.platform !== 'web') return mobile.send(device, payload);
       if (!vapid) return failed(false, true, 'push_not_configured');
-      return sendWebPush(device.token, payload, vapid, log);
+      return sendWebPush(device.token, payload, vapid, log, config.NODE_ENV === 'production');
     },
   };
 }
@@ -88,7 +110,7 @@ function failed(gone: boolean, permanent: boolean, reason: string): PushResult {
   return { ok: false, gone, permanent, reason };
 }
 
-async function sendWebPush(token: string, payload: PushPayload, vapidDetails: webpush.VapidKeys & { subject: string }, log: Logger): Promise<PushResult> {
+async function sendWebPush(token: string, payload: PushPayload, vapidDetails: webpush.VapidKeys & { subject: string }, log: Logger, production: boolean): Promise<PushResult> {
   let details: webpush.RequestDetails;
   try {
     const subscription = subscriptionSchema.parse(JSON.parse(token));
@@ -98,6 +120,8 @@ async function sendWebPush(token: string, payload: PushPayload, vapidDetails: we
     // Not a PushSubscription, or keys the payload cannot be encrypted for: no retry will help.
     return failed(true, true, 'invalid_subscription');
   }
+  // Refused endpoints are gone: their device row is deleted, nothing is sent.
+  if (!isAllowedPushEndpoint(details.endpoint, production)) return failed(true, true, 'push_endpoint_refused');
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(details.headers)) {
     // undici computes the length of the body itself.

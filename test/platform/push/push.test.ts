@@ -9,7 +9,15 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { importJWK, jwtVerify } from 'jose';
 import webpush from 'web-push';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPushSender, LoggingMobilePushProvider, vapidKeyLines, type PushDevice, type PushPayload, type PushSender } from '../../../src/platform/push/push.js';
+import {
+  createPushSender,
+  isAllowedPushEndpoint,
+  LoggingMobilePushProvider,
+  vapidKeyLines,
+  type PushDevice,
+  type PushPayload,
+  type PushSender,
+} from '../../../src/platform/push/push.js';
 import { loadConfig } from '../../../src/config.js';
 
 interface Received {
@@ -167,6 +175,35 @@ describe('web push', () => {
       expect(await sender().send({ token, platform: 'web', provider: 'webpush' }, payload)).toEqual({ ok: false, gone: true, permanent: true, reason: 'invalid_subscription' });
     }
     expect(received.length).toBe(before);
+  });
+
+  it('in production an endpoint must be https on a DNS name; loopback, IPs and local names are refused without a request', async () => {
+    const before = received.length;
+    const keys = JSON.parse(browserSubscription('/ok').token).keys;
+    const production = createPushSender({ VAPID_PUBLIC_KEY: vapid.publicKey, VAPID_PRIVATE_KEY: vapid.privateKey, VAPID_SUBJECT: SUBJECT, NODE_ENV: 'production' }, recordingLog());
+    for (const endpoint of [
+      `${origin}/ok`,
+      'https://127.0.0.1/x',
+      'https://[::1]/x',
+      'https://10.0.0.8/x',
+      'https://localhost/x',
+      'https://metadata.internal/x',
+      'https://printer.local/x',
+      'https://intranet/x',
+    ]) {
+      const token = JSON.stringify({ endpoint, keys });
+      expect(await production.send({ token, platform: 'web', provider: 'webpush' }, payload), endpoint).toEqual({
+        ok: false,
+        gone: true,
+        permanent: true,
+        reason: 'push_endpoint_refused',
+      });
+    }
+    expect(received.length).toBe(before);
+    expect(isAllowedPushEndpoint('https://fcm.googleapis.com/fcm/send/abc', true)).toBe(true);
+    expect(isAllowedPushEndpoint('https://updates.push.services.mozilla.com/wpush/v2/x', true)).toBe(true);
+    expect(isAllowedPushEndpoint('http://fcm.googleapis.com/x', true)).toBe(false);
+    expect(isAllowedPushEndpoint('http://127.0.0.1:9/x', false)).toBe(true);
   });
 
   it('without VAPID keys web push is push_not_configured (permanent, not gone), with no request', async () => {
