@@ -74,6 +74,24 @@ function definitionOf(definitions: JobDefinitions, name: string): JobDefinition 
   return def;
 }
 
+/** The row of a new job: the payload validated (JobPayloadError, nothing inserted), the definition's defaults applied. */
+function jobRow<D extends JobDefinitions>(definitions: D, name: keyof D & string, payload: unknown, opts: EnqueueOptions, now: Date) {
+  const def = definitionOf(definitions, name);
+  const parsed = def.payload.safeParse(payload);
+  if (!parsed.success) throw new JobPayloadError(name, parsed.error.issues);
+  return {
+    id: newId(),
+    name,
+    payload: parsed.data as Record<string, unknown>,
+    institutionId: opts.institutionId ?? null,
+    runAt: opts.runAt ?? now,
+    maxAttempts: opts.maxAttempts ?? def.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    singletonKey: opts.singletonKey ?? null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
 /**
  * Enqueue a job of `definitions` through `tx`. The payload is validated first: an invalid one
  * throws `JobPayloadError` and inserts nothing.
@@ -86,22 +104,9 @@ export async function enqueueJob<D extends JobDefinitions, N extends keyof D & s
   payload: PayloadInputOf<D, N>,
   opts: EnqueueOptions = {},
 ): Promise<string | null> {
-  const def = definitionOf(definitions, name);
-  const parsed = def.payload.safeParse(payload);
-  if (!parsed.success) throw new JobPayloadError(name, parsed.error.issues);
-  const now = clock.now();
-  const id = newId();
-  const insert = tx.insert(jobs).values({
-    id,
-    name,
-    payload: parsed.data as Record<string, unknown>,
-    institutionId: opts.institutionId ?? null,
-    runAt: opts.runAt ?? now,
-    maxAttempts: opts.maxAttempts ?? def.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-    singletonKey: opts.singletonKey ?? null,
-    createdAt: now,
-    updatedAt: now,
-  });
+  const row = jobRow(definitions, name, payload, opts, clock.now());
+  const insert = tx.insert(jobs).values(row);
+  const id = row.id;
   if (!opts.singletonKey) {
     await insert;
     return id;
@@ -140,23 +145,8 @@ export async function enqueueMany<N extends JobName>(
   items: { payload: PayloadInputOf<AppJobDefinitions, N>; opts?: EnqueueOptions }[],
 ): Promise<number> {
   if (items.length === 0) return 0;
-  const def = definitionOf(jobDefinitions, name);
   const now = clock.now();
-  const rows = items.map(({ payload, opts = {} }) => {
-    const parsed = def.payload.safeParse(payload);
-    if (!parsed.success) throw new JobPayloadError(name, parsed.error.issues);
-    return {
-      id: newId(),
-      name,
-      payload: parsed.data as Record<string, unknown>,
-      institutionId: opts.institutionId ?? null,
-      runAt: opts.runAt ?? now,
-      maxAttempts: opts.maxAttempts ?? def.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-      singletonKey: opts.singletonKey ?? null,
-      createdAt: now,
-      updatedAt: now,
-    };
-  });
+  const rows = items.map(({ payload, opts = {} }) => jobRow(jobDefinitions, name, payload, opts, now));
   const inserted = await tx.insert(jobs).values(rows).onConflictDoNothing().returning({ id: jobs.id });
   return inserted.length;
 }
