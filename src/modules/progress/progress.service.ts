@@ -293,3 +293,21 @@ export async function getBlockAnswer(ctx: ServiceContext, lessonId: string, bloc
     .limit(1);
   return row ? answerDto(row) : null;
 }
+
+/**
+ * A QUIZ or ASSIGNMENT lesson completed through its assessment (a passed attempt, a graded
+ * submission), for the enrollment's student, in the caller's transaction: the progress row
+ * becomes complete with `scorePercent` (0–100, what the enrollment's `finalScore` averages)
+ * and the enrollment is recomputed (course completion, certificate and CRM push follow).
+ * A later, better score replaces the stored one; completion stays.
+ */
+export async function completeAssessedLesson(tx: ServiceContext, course: Course, lessonId: string, enrollmentId: string, scorePercent: number): Promise<CompletionResult> {
+  const [enrollment] = await tx.db
+    .select()
+    .from(enrollments)
+    .where(and(inTenant(tx, enrollments), eq(enrollments.id, enrollmentId)))
+    .for('update');
+  if (!enrollment) throw notFound('Enrollment');
+  await upsertProgress(tx, enrollment, new Map([[lessonId, { completed: true, score: Math.max(0, Math.min(100, scorePercent)) }]]));
+  return recomputeEnrollment(tx, course, enrollment);
+}
