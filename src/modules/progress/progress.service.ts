@@ -299,7 +299,7 @@ export async function getBlockAnswer(ctx: ServiceContext, lessonId: string, bloc
  * submission), for the enrollment's student, in the caller's transaction: the progress row
  * becomes complete with `scorePercent` (0–100, what the enrollment's `finalScore` averages)
  * and the enrollment is recomputed (course completion, certificate and CRM push follow).
- * A later, better score replaces the stored one; completion stays.
+ * The score given replaces the stored one; completion stays.
  */
 export async function completeAssessedLesson(tx: ServiceContext, course: Course, lessonId: string, enrollmentId: string, scorePercent: number): Promise<CompletionResult> {
   const [enrollment] = await tx.db
