@@ -12,6 +12,7 @@ import { certificatesModule } from './certificates/certificates.routes.js';
 import { settingsModule } from './settings/settings.routes.js';
 import { syncModule } from './sync/sync.routes.js';
 import { notificationsModule } from './notifications/notifications.routes.js';
+import { assignmentsModule } from './assignments/assignments.routes.js';
 import { cronModule } from './cron/cron.routes.js';
 import { devModule } from './dev/dev.routes.js';
 
@@ -32,6 +33,7 @@ export const modules: AppModule[] = [
   notesModule,
   captionsModule,
   filesModule,
+  assignmentsModule,
   notificationsModule,
   cronModule,
   devModule,

@@ -13,3 +13,4 @@ export * from './captions/captions.tables.js';
 export * from './files/files.tables.js';
 export * from './notifications/notifications.tables.js';
 export * from './analytics/analytics.tables.js';
+export * from './assignments/assignments.tables.js';

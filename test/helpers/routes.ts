@@ -66,6 +66,12 @@ export interface Fixture {
   enrollmentId: string;
   fileId: string;
   fileKey: string;
+  /** The ASSIGNMENT lesson (and its peer-assessed assignment); both students submitted. */
+  assignmentId: string;
+  /** The student's submission. */
+  submissionId: string;
+  /** The peer review the student does (of the other student's submission). */
+  peerReviewId: string;
   /** Strings planted in the owner's records; no response to another user may contain them. */
   secrets: string[];
 }
@@ -174,8 +180,28 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
     201,
   );
 
+  const assignmentLesson = await okData(
+    await t.request('POST', `/api/courses/${course.id}/lessons`, { token: admin, body: { title: 'Essay', type: 'ASSIGNMENT', moduleId: mod.id } }),
+    201,
+  );
+  await okData(
+    await t.request('PUT', `/api/assignments/${assignmentLesson.id}`, {
+      token: admin,
+      body: { title: 'Essay', instructions: 'Write', maxScore: 10, dueDate: '2099-01-01T00:00:00.000Z', isPeerAssessed: true, peerReviewCount: 1 },
+    }),
+    200,
+  );
+  const other = await t.token({ role: 'STUDENT', id: otherStudentId, institutionId });
+  const submission = await okData(await t.request('POST', `/api/assignments/${assignmentLesson.id}/submit`, { token: student, body: { textContent: `essay ${tag}` } }), 201);
+  await okData(await t.request('POST', `/api/assignments/${assignmentLesson.id}/submit`, { token: other, body: { textContent: `other essay ${tag}` } }), 201);
+  const queue = await okData(await t.request('GET', '/api/me/peer-reviews', { token: student }), 200);
+  expect(queue.reviews).toHaveLength(1);
+
   return {
     institutionId,
+    assignmentId: assignmentLesson.id,
+    submissionId: submission.id,
+    peerReviewId: queue.reviews[0].id,
     courseId: course.id,
     moduleId: mod.id,
     lessonId: lesson.id,
@@ -208,6 +234,8 @@ const BY_SEGMENT: Record<string, (f: Fixture) => string> = {
   'bookmarks/{id}': (f) => f.bookmarkId,
   'enrollments/{id}': (f) => f.enrollmentId,
   'files/{id}': (f) => f.fileId,
+  'assignments/{id}': (f) => f.assignmentId,
+  'peer-reviews/{id}': (f) => f.peerReviewId,
 };
 const BY_NAME: Record<string, (f: Fixture) => string> = {
   courseId: (f) => f.courseId,
@@ -262,6 +290,7 @@ const ID_HINTS: Record<string, keyof Fixture> = {
   studentId: 'studentId',
   enrollmentId: 'enrollmentId',
   fileId: 'fileId',
+  submissionId: 'submissionId',
 };
 
 /**

@@ -330,14 +330,16 @@ describe('queue: leases', () => {
   });
 
   it("with a real clock: a long job keeps its short lease alive, a dead worker's job is reclaimed", async () => {
-    const real = (handlers: JobHandlersOf<Defs>) => new Worker<Defs>({ db: database.db, clock: systemClock, definitions: defs, handlers, log: quiet, leaseMs: 400 });
+    const real = (handlers: JobHandlersOf<Defs>) =>
+      new Worker<Defs>({ db: database.db, clock: systemClock, definitions: defs, handlers, log: quiet, leaseMs: 1_000, heartbeatMs: 100 });
     await enqueueJob(defs, database.db, systemClock, 'test.slow', { long: true });
     let aRuns = 0;
     let bRuns = 0;
-    const a = real({ 'test.slow': async () => void (aRuns++, await sleep(1_500)) });
+    const a = real({ 'test.slow': async () => void (aRuns++, await sleep(3_200)) });
     const b = real({ 'test.slow': async () => void bRuns++ });
     const aRun = a.runOnce();
-    const deadline = Date.now() + 1_400; // more than three lease lengths
+    // More than three lease lengths; a heartbeat every 100 ms leaves room for a loaded machine.
+    const deadline = Date.now() + 3_000;
     while (Date.now() < deadline) {
       expect(await b.runOnce()).toBe(0);
       await sleep(30);
@@ -350,7 +352,7 @@ describe('queue: leases', () => {
     await enqueueJob(defs, database.db, systemClock, 'test.slow', { dies: true });
     expect(await real({ 'test.slow': async () => {} }).claim()).toHaveLength(1); // then dies: no heartbeat
     expect(await b.runOnce()).toBe(0);
-    await sleep(450);
+    await sleep(1_100);
     expect(await b.runOnce()).toBe(1);
     expect(bRuns).toBe(1);
     expect((await rows())[0]).toMatchObject({ status: 'done', attempts: 2, lockedBy: b.id });

@@ -199,6 +199,9 @@ describe('cross-tenant sweep over every id-taking route', () => {
         fixture.enrollmentId,
         fixture.fileId,
         fixture.fileKey,
+        fixture.assignmentId,
+        fixture.submissionId,
+        fixture.peerReviewId,
       ].filter((id) => !given.has(id));
       for (const who of intruders) {
         const res = await t.app.inject({ method: 'GET', url: fillPath(route.path, values), query, headers: { authorization: `Bearer ${who.token}` } });

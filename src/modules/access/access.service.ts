@@ -21,6 +21,7 @@ import { enrollments, lessonProgress, type Enrollment, type LessonProgress } fro
 import { assertFeesAllow } from '../institutions/fee-gating.js';
 import { requireInstitutionSlug } from '../institutions/institutions.service.js';
 import { lessonLocks, orderedLessons, type LockState } from '../learn/drip.js';
+import { peerReviews, type PeerReview } from '../assignments/assignments.tables.js';
 
 export interface LessonAccess {
   lesson: Lesson;
@@ -205,6 +206,25 @@ const rules = {
     const found = await loadLesson(ctx, lessonId);
     requireAuthor(ctx, found.course);
     return found;
+  },
+  /** Course staff work on one lesson (grading, submissions, attempts of everyone): canManageCourses. */
+  'lesson.staff': async (ctx: ServiceContext, lessonId: string) => {
+    if (!canManageCourses(ctx.actor)) throw forbidden('This action requires canManageCourses');
+    return loadLesson(ctx, lessonId);
+  },
+  /**
+   * Work on a peer review: only its assigned reviewer. Anyone else, staff included, gets 404:
+   * the reviewer endpoints are anonymous and nothing says who reviews what (staff use the
+   * moderation view).
+   */
+  'peerReview.review': async (ctx: ServiceContext, reviewId: string): Promise<PeerReview> => {
+    const [review] = await ctx.db
+      .select()
+      .from(peerReviews)
+      .where(and(byId(ctx, peerReviews, reviewId), eq(peerReviews.reviewerId, ctx.actor.personId)))
+      .limit(1);
+    if (!review) throw notFound('Peer review');
+    return review;
   },
   /** Upload, change and delete caption tracks: canManageCourses (spec 4.2 rule 1), any course of the institution. */
   'lesson.captions': async (ctx: ServiceContext, lessonId: string) => {

@@ -1,0 +1,540 @@
+/**
+ * Assignments and anonymous peer review (issue 11; spec 2.6, 3.2, 4.4): upsert with rubric,
+ * submit (files, lateness, resubmission), grading, reviewer allocation, the reviewer queue and
+ * detail (anonymous), drafts, submit, flag, finalisation exactly once, instructor override,
+ * the moderation view (bounded queries, one CRM lookup per person).
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { and, eq, sql } from 'drizzle-orm';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createCourse, createLesson, enroll } from '../helpers/factories.js';
+import { expectError } from '../helpers/expect.js';
+import { notifications } from '../../src/modules/notifications/notifications.tables.js';
+import { peerReviews, submissions } from '../../src/modules/assignments/assignments.tables.js';
+import { planAllocation } from '../../src/modules/assignments/peer-allocation.js';
+import { lessonProgress } from '../../src/modules/enrollments/enrollments.tables.js';
+import { files } from '../../src/modules/files/files.tables.js';
+import { newId } from '../../src/platform/ids.js';
+import { rawRows } from '../../src/platform/db/client.js';
+import { DEMO_TEACHER2_ID, DEMO_TEACHER_ID } from '../../src/dev/crm-sim/fixtures.js';
+
+const stu = (n: number) => `c_demo_stu_${String(n).padStart(2, '0')}`;
+const STUDENTS = [1, 2, 4, 5, 6, 7, 8, 9].map(stu);
+
+let t: TestApp;
+let teacher: string;
+let teacher2: string;
+const tokens = new Map<string, string>();
+const tok = (id: string) => tokens.get(id)!;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  teacher = await t.token({ role: 'TEACHER', id: DEMO_TEACHER_ID });
+  teacher2 = await t.token({ role: 'TEACHER', id: DEMO_TEACHER2_ID });
+  for (const id of STUDENTS) tokens.set(id, await t.token({ role: 'STUDENT', id }));
+});
+afterAll(async () => t.close());
+
+// Each test starts without earlier tests' reviews, submissions and notifications (the same students take part in several).
+beforeEach(async () => {
+  await t.db.execute(sql`delete from peer_reviews`);
+  await t.db.execute(sql`delete from assignment_submissions`);
+  await t.db.delete(notifications);
+});
+
+const DUE = '2026-03-10T12:00:00.000Z';
+const rubric = {
+  title: 'Essay rubric',
+  criteria: [
+    { title: 'Argument', description: 'Clear thesis', maxPoints: 6, order: 1 },
+    { title: 'Style', description: 'Readable', maxPoints: 4, order: 2 },
+  ],
+};
+
+async function setup(opts: { peer?: number; rubric?: boolean; allowLate?: boolean; passingScore?: number; enrolled?: string[] } = {}) {
+  const course = await createCourse(t, { title: 'Biology 101', ownerId: DEMO_TEACHER_ID });
+  const lesson = await createLesson(t, { courseId: course.id, type: 'ASSIGNMENT', title: 'Essay' });
+  for (const id of opts.enrolled ?? STUDENTS) await enroll(t, { courseId: course.id, studentId: id });
+  const res = await t.request('PUT', `/api/assignments/${lesson.id}`, {
+    token: teacher,
+    body: {
+      title: 'Cell essay',
+      instructions: 'Write 500 words on cells.',
+      maxScore: 10,
+      passingScore: opts.passingScore,
+      dueDate: DUE,
+      allowLate: opts.allowLate ?? false,
+      isPeerAssessed: !!opts.peer,
+      peerReviewCount: opts.peer ?? 0,
+      rubric: opts.rubric ? rubric : undefined,
+    },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return { course, lesson, assignment: res.body.data };
+}
+
+const submitAs = (id: string, lessonId: string, body: object = { textContent: `Work of ${id}` }) =>
+  t.request('POST', `/api/assignments/${lessonId}/submit`, { token: tok(id), body });
+
+const notificationsOf = (recipientId: string, key: string) =>
+  t.db
+    .select()
+    .from(notifications)
+    .where(and(eq(notifications.recipientId, recipientId), eq(notifications.key, key), eq(notifications.channel, 'IN_APP')));
+
+describe('assignment upsert and read', () => {
+  it('PUT creates and replaces the assignment of an ASSIGNMENT lesson, with rubric criteria ids and totalPoints', async () => {
+    const { lesson, assignment, course } = await setup({ rubric: true });
+    expect(assignment).toMatchObject({
+      id: lesson.id,
+      lessonId: lesson.id,
+      courseId: course.id,
+      courseTitle: 'Biology 101',
+      title: 'Cell essay',
+      maxScore: 10,
+      dueDate: DUE,
+      isPeerAssessed: false,
+    });
+    expect(assignment.rubric).toMatchObject({ title: 'Essay rubric', totalPoints: 10 });
+    expect(assignment.rubric.criteria.map((c: any) => [c.title, c.maxPoints, typeof c.id])).toEqual([
+      ['Argument', 6, 'string'],
+      ['Style', 4, 'string'],
+    ]);
+    const [argument] = assignment.rubric.criteria;
+    const again = await t.request('PUT', `/api/assignments/${lesson.id}`, {
+      token: teacher,
+      body: {
+        title: 'Cell essay v2',
+        instructions: 'x',
+        maxScore: 20,
+        dueDate: DUE,
+        rubric: {
+          title: 'R2',
+          criteria: [
+            { ...argument, maxPoints: 12 },
+            { title: 'Sources', description: '', maxPoints: 8, order: 3 },
+          ],
+        },
+      },
+    });
+    expect(again.status).toBe(200);
+    expect(again.body.data.rubric.criteria[0]).toMatchObject({ id: argument.id, maxPoints: 12 });
+    expect(again.body.data.rubric.criteria.map((c: any) => c.title)).toEqual(['Argument', 'Sources']);
+    expect(again.body.data.rubric.totalPoints).toBe(20);
+    // rubric absent keeps it, null removes it
+    const kept = await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body: { title: 'v3', instructions: 'x', maxScore: 20, dueDate: DUE } });
+    expect(kept.body.data.rubric.title).toBe('R2');
+    const removed = await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body: { title: 'v4', instructions: 'x', maxScore: 20, dueDate: DUE, rubric: null } });
+    expect(removed.body.data.rubric).toBeNull();
+
+    const student = await t.request('GET', `/api/assignments/${lesson.id}`, { token: tok(STUDENTS[0]!) });
+    expect(student.status).toBe(200);
+    expect(student.body.data).toMatchObject({ title: 'v4', mySubmission: null });
+  });
+
+  it('refuses: a lesson of another type (400), a non-owner teacher (403), a student (403), bad bodies (400), unknown lesson (404)', async () => {
+    const { lesson, course } = await setup();
+    const text = await createLesson(t, { courseId: course.id, type: 'TEXT' });
+    const body = { title: 'A', instructions: 'x', maxScore: 10, dueDate: DUE };
+    expectError(await t.request('PUT', `/api/assignments/${text.id}`, { token: teacher, body }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher2, body }), 403, 'FORBIDDEN');
+    expectError(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: tok(STUDENTS[0]!), body }), 403, 'FORBIDDEN');
+    expectError(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body: { ...body, maxScore: 0 } }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body: { ...body, passingScore: 11 } }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body: { ...body, isPeerAssessed: true, peerReviewCount: 0 } }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body: { ...body, dueDate: 'tomorrow' } }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('GET', `/api/assignments/${newId()}`, { token: teacher }), 404, 'NOT_FOUND');
+    expectError(await t.request('GET', `/api/assignments/${text.id}`, { token: teacher }), 404, 'NOT_FOUND');
+  });
+});
+
+describe('submit and grade', () => {
+  it('submits text and own files (201), resubmits in place, refuses others’ files, empty bodies and non-enrolled people', async () => {
+    const { lesson } = await setup({ enrolled: [STUDENTS[0]!, STUDENTS[1]!] });
+    const [a, b] = STUDENTS as [string, string];
+    const now = t.clock.now();
+    const fileA = {
+      id: newId(),
+      institutionId: 'inst_demo',
+      key: `demo/uploads/${newId()}.pdf`,
+      name: 'ava-essay.pdf',
+      contentType: 'application/pdf',
+      size: 10,
+      uploadedBy: a,
+      createdAt: now,
+    };
+    const fileB = { ...fileA, id: newId(), key: `demo/uploads/${newId()}.pdf`, uploadedBy: b };
+    await t.db.insert(files).values([fileA, fileB]);
+
+    const first = await submitAs(a, lesson.id, { textContent: 'My essay', files: [{ fileId: fileA.id, name: 'essay.pdf' }] });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    expect(first.body.data).toMatchObject({
+      id: expect.any(String),
+      studentId: a,
+      textContent: 'My essay',
+      isLate: false,
+      status: 'SUBMITTED',
+      score: null,
+      instructorScore: null,
+    });
+    expect(first.body.data.files).toEqual([{ fileId: fileA.id, name: 'essay.pdf', contentType: 'application/pdf', size: 10, url: expect.any(String) }]);
+    const second = await submitAs(a, lesson.id, { textContent: 'My essay, better' });
+    expect(second.status).toBe(201);
+    expect(second.body.data.id).toBe(first.body.data.id);
+    expect((await t.db.select().from(submissions).where(eq(submissions.assignmentId, lesson.id))).map((s) => s.textContent)).toEqual(['My essay, better']);
+    // The course owner hears of each submission.
+    expect((await notificationsOf(DEMO_TEACHER_ID, 'TEACHER_NEW_SUBMISSION')).length).toBeGreaterThanOrEqual(2);
+
+    expectError(await submitAs(a, lesson.id, { textContent: 'x', files: [{ fileId: fileB.id, name: 'theirs.pdf' }] }), 400, 'VALIDATION_ERROR');
+    expectError(await submitAs(a, lesson.id, { files: [{ key: fileB.key, name: 'theirs.pdf' }] }), 400, 'VALIDATION_ERROR');
+    expectError(await submitAs(a, lesson.id, {}), 400, 'VALIDATION_ERROR');
+    expectError(await submitAs(a, lesson.id, { textContent: '   ' }), 400, 'VALIDATION_ERROR');
+    expectError(await submitAs(STUDENTS[2]!, lesson.id), 403, 'ENROLLMENT_REQUIRED');
+    expectError(await t.request('POST', `/api/assignments/${lesson.id}/submit`, { token: teacher, body: { textContent: 'x' } }), 403, 'ENROLLMENT_REQUIRED');
+  });
+
+  it('after the due date: 400 unless late work is allowed, then isLate', async () => {
+    const strict = await setup({ enrolled: [STUDENTS[0]!] });
+    const lenient = await setup({ enrolled: [STUDENTS[0]!], allowLate: true });
+    t.clock.set('2026-03-11T00:00:00.000Z');
+    try {
+      expectError(await submitAs(STUDENTS[0]!, strict.lesson.id), 400, 'VALIDATION_ERROR');
+      const late = await submitAs(STUDENTS[0]!, lenient.lesson.id);
+      expect(late.status).toBe(201);
+      expect(late.body.data.isLate).toBe(true);
+    } finally {
+      t.clock.set('2026-03-02T09:00:00.000Z');
+    }
+  });
+
+  it('grading: staff only, 0..maxScore, GRADED, ASSESS_GRADED {submissionId, score}, completes the lesson when passing, no resubmission after', async () => {
+    const { lesson } = await setup({ enrolled: [STUDENTS[0]!, STUDENTS[1]!], passingScore: 6 });
+    const [a, b] = STUDENTS as [string, string];
+    const subA = (await submitAs(a, lesson.id)).body.data;
+    const subB = (await submitAs(b, lesson.id)).body.data;
+    expectError(await t.request('POST', `/api/assignments/${lesson.id}/grade`, { token: tok(a), body: { submissionId: subA.id, score: 10 } }), 403, 'FORBIDDEN');
+    expectError(await t.request('POST', `/api/assignments/${lesson.id}/grade`, { token: teacher, body: { submissionId: subA.id, score: 11 } }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('POST', `/api/assignments/${lesson.id}/grade`, { token: teacher, body: { submissionId: subA.id, score: -1 } }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('POST', `/api/assignments/${lesson.id}/grade`, { token: teacher, body: { submissionId: newId(), score: 5 } }), 404, 'NOT_FOUND');
+
+    const graded = await t.request('POST', `/api/assignments/${lesson.id}/grade`, { token: teacher, body: { submissionId: subA.id, score: 8, feedback: 'Good' } });
+    expect(graded.status).toBe(200);
+    expect(graded.body.data).toMatchObject({ id: subA.id, status: 'GRADED', score: 8, instructorScore: 8, feedback: 'Good', gradedAt: expect.any(String) });
+    const [note] = await notificationsOf(a, 'ASSESS_GRADED');
+    expect(note!.metadata).toMatchObject({ submissionId: subA.id, score: 8 });
+    const [progress] = await t.db
+      .select()
+      .from(lessonProgress)
+      .where(and(eq(lessonProgress.lessonId, lesson.id), eq(lessonProgress.studentId, a)));
+    expect(progress).toMatchObject({ completed: true, score: 80 });
+
+    // Below the passing score: graded, not completed.
+    await t.request('POST', `/api/assignments/${lesson.id}/grade`, { token: teacher, body: { submissionId: subB.id, score: 3 } });
+    const failed = await t.db
+      .select()
+      .from(lessonProgress)
+      .where(and(eq(lessonProgress.lessonId, lesson.id), eq(lessonProgress.studentId, b)));
+    expect(failed.filter((p) => p.completed)).toEqual([]);
+
+    expectError(await submitAs(a, lesson.id), 409, 'CONFLICT');
+
+    const list = await t.request('GET', `/api/assignments/${lesson.id}/submissions`, { token: teacher, query: { perPage: 1 } });
+    expect(list.status).toBe(200);
+    expect(list.body.meta).toEqual({ total: 2, page: 1, perPage: 1, totalPages: 2 });
+    expect(list.body.data[0].studentName).toEqual(expect.any(String));
+    expect(list.body.data[0].studentName).not.toMatch(/^Student /);
+    expectError(await t.request('GET', `/api/assignments/${lesson.id}/submissions`, { token: tok(a) }), 403, 'FORBIDDEN');
+  });
+});
+
+describe('reviewer allocation', () => {
+  it('plans N reviewers per submission once N + 1 have submitted, never the author, balanced within one', () => {
+    const subs = (k: number) => Array.from({ length: k }, (_, i) => ({ submissionId: `s${i}`, studentId: `p${i}` }));
+    expect(planAllocation(2, subs(2), []).create).toEqual([]);
+    let existing: Array<{ id: string | null; submissionId: string; reviewerId: string; movable: boolean }> = [];
+    for (let k = 3; k <= 9; k++) {
+      const plan = planAllocation(2, subs(k), existing);
+      existing = existing.map((r) => ({ ...r, reviewerId: plan.move.find((m) => m.id === r.id)?.to ?? r.reviewerId }));
+      existing.push(...plan.create.map((r, i) => ({ ...r, id: `r${k}_${i}` })));
+      for (const s of subs(k)) {
+        const mine = existing.filter((r) => r.submissionId === s.submissionId);
+        expect(mine).toHaveLength(2);
+        expect(mine.every((r) => r.reviewerId !== s.studentId)).toBe(true);
+        expect(new Set(mine.map((r) => r.reviewerId)).size).toBe(2);
+      }
+      const loads = subs(k).map((s) => existing.filter((r) => r.reviewerId === s.studentId).length);
+      expect(Math.max(...loads) - Math.min(...loads), `k=${k}: ${loads}`).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it('through the API: reviewers arrive with the (N+1)th submission, late submitters review too, reviewers are told', async () => {
+    const { lesson } = await setup({ peer: 2 });
+    const who = STUDENTS.slice(0, 6);
+    await submitAs(who[0]!, lesson.id);
+    await submitAs(who[1]!, lesson.id);
+    expect(await t.db.select().from(peerReviews).where(eq(peerReviews.assignmentId, lesson.id))).toEqual([]);
+    for (const id of who.slice(2)) expect((await submitAs(id, lesson.id)).status).toBe(201);
+    const reviews = await t.db.select().from(peerReviews).where(eq(peerReviews.assignmentId, lesson.id));
+    const subs = await t.db.select().from(submissions).where(eq(submissions.assignmentId, lesson.id));
+    for (const s of subs) {
+      const mine = reviews.filter((r) => r.submissionId === s.id);
+      expect(mine).toHaveLength(2);
+      expect(mine.some((r) => r.reviewerId === s.studentId)).toBe(false);
+    }
+    const loads = who.map((id) => reviews.filter((r) => r.reviewerId === id).length);
+    expect(Math.max(...loads) - Math.min(...loads)).toBeLessThanOrEqual(1);
+    expect(Math.min(...loads)).toBeGreaterThan(0);
+    expect((await notificationsOf(who[5]!, 'PEER_REVIEW_ASSIGNED')).length).toBeGreaterThan(0);
+  });
+});
+
+/** A peer-assessed assignment where `authors` submitted and every submission has its N reviewers. */
+async function peerSetup(n: number, authors: string[], withRubric = true) {
+  const setupResult = await setup({ peer: n, rubric: withRubric, enrolled: authors });
+  for (const [i, id] of authors.entries()) expect((await submitAs(id, setupResult.lesson.id, { textContent: `Essay number ${i}: ${'x'.repeat(300)}` })).status).toBe(201);
+  const reviews = await t.db.select().from(peerReviews).where(eq(peerReviews.assignmentId, setupResult.lesson.id));
+  const subs = await t.db.select().from(submissions).where(eq(submissions.assignmentId, setupResult.lesson.id));
+  return { ...setupResult, reviews, subs };
+}
+
+const fullScores = (assignment: any, a: number, b: number) => ({ [assignment.rubric.criteria[0].id]: a, [assignment.rubric.criteria[1].id]: b });
+
+describe('peer review: reviewer side', () => {
+  it('queue, detail, draft, submit and flag are anonymous: the author’s id, name and file names appear nowhere', async () => {
+    const authors = STUDENTS.slice(0, 3);
+    const { lesson, assignment, reviews, subs } = await peerSetup(2, authors);
+    const review = reviews[0]!;
+    const author = subs.find((s) => s.id === review.submissionId)!.studentId;
+    const authorName = (await t.deps.crm.displayNameOrNull('demo', author))!;
+    expect(authorName).toBeTruthy();
+    // The author attaches a file whose name carries their name.
+    const file = {
+      id: newId(),
+      institutionId: 'inst_demo',
+      key: `demo/uploads/${newId()}.pdf`,
+      name: 'f.pdf',
+      contentType: 'application/pdf',
+      size: 10,
+      uploadedBy: author,
+      createdAt: t.clock.now(),
+    };
+    await t.db.insert(files).values(file);
+    expect((await submitAs(author, lesson.id, { textContent: 'Essay: ' + 'y'.repeat(300), files: [{ fileId: file.id, name: `${authorName} essay.pdf` }] })).status).toBe(201);
+    const reviewer = tok(review.reviewerId);
+    const bodies: string[] = [];
+    const keep = <R extends { raw: string; status: number }>(res: R) => {
+      expect(res.status, res.raw).toBeLessThan(300);
+      bodies.push(res.raw);
+      return res;
+    };
+
+    const queue = keep(await t.request('GET', '/api/me/peer-reviews', { token: reviewer }));
+    expect(queue.body.data.pendingCount).toBe(2);
+    expect(queue.body.data.total).toBe(2);
+    const item = queue.body.data.reviews.find((r: any) => r.id === review.id);
+    expect(item).toMatchObject({
+      status: 'PENDING',
+      score: null,
+      assignment: { id: lesson.id, title: 'Cell essay', maxScore: 10, dueDate: DUE, courseTitle: 'Biology 101' },
+      submission: { fileCount: 1 },
+    });
+    expect([...item.submission.textContentPreview]).toHaveLength(240);
+    keep(await t.request('GET', '/api/v1/me/peer-reviews', { token: reviewer, query: { status: 'PENDING,SUBMITTED,FLAGGED' } }));
+    const detail = keep(await t.request('GET', `/api/peer-reviews/${review.id}`, { token: reviewer }));
+    expect(detail.body.data.assignment).toMatchObject({ id: lesson.id, instructions: 'Write 500 words on cells.' });
+    expect(detail.body.data.rubric.criteria).toHaveLength(2);
+    expect(detail.body.data.submission).toEqual({
+      id: review.submissionId,
+      submittedAt: expect.any(String),
+      textContent: expect.any(String),
+      files: [{ id: file.id, name: 'Attachment 1.pdf', contentType: 'application/pdf', size: 10, url: expect.any(String) }],
+      isLate: false,
+    });
+    keep(await t.request('GET', `/api/v1/peer-reviews/${review.id}`, { token: reviewer }));
+    const draft = keep(
+      await t.request('PATCH', `/api/peer-reviews/${review.id}`, {
+        token: reviewer,
+        body: { feedback: 'Draft', status: 'SUBMITTED', rubricScores: { [assignment.rubric.criteria[0].id]: 5 } },
+      }),
+    );
+    expect(draft.body.data).toMatchObject({ status: 'PENDING', feedback: 'Draft', rubricScores: { [assignment.rubric.criteria[0].id]: 5 } });
+    const submitted = keep(
+      await t.request('POST', `/api/peer-reviews/${review.id}/submit`, { token: reviewer, body: { rubricScores: fullScores(assignment, 5, 3), feedback: 'Nice' } }),
+    );
+    expect(submitted.body.data).toEqual({ status: 'SUBMITTED', score: 8, aggregate: { peerScoreAverage: 8, reviewsSubmitted: 1, reviewsAssigned: 2, finalisedNow: false } });
+    const other = reviews.find((r) => r.reviewerId === review.reviewerId && r.id !== review.id)!;
+    const flagged = keep(await t.request('POST', `/api/v1/peer-reviews/${other.id}/flag`, { token: reviewer, body: { reason: 'Copied from the web' } }));
+    expect(flagged.body.data).toEqual({ status: 'FLAGGED' });
+
+    for (const raw of bodies) {
+      for (const s of subs.filter((x) => x.studentId !== review.reviewerId)) expect(raw).not.toContain(s.studentId);
+      expect(raw).not.toContain(authorName);
+      expect(raw).not.toContain('essay.pdf');
+    }
+  });
+
+  it('only the assigned reviewer sees a review: the author, other students and staff get 404', async () => {
+    const { reviews, subs } = await peerSetup(1, STUDENTS.slice(0, 2));
+    const review = reviews[0]!;
+    const author = subs.find((s) => s.id === review.submissionId)!.studentId;
+    for (const token of [tok(author), tok(STUDENTS[5]!), teacher]) {
+      expectError(await t.request('GET', `/api/peer-reviews/${review.id}`, { token }), 404, 'NOT_FOUND');
+      expectError(await t.request('PATCH', `/api/peer-reviews/${review.id}`, { token, body: { feedback: 'x' } }), 404, 'NOT_FOUND');
+      expectError(await t.request('POST', `/api/peer-reviews/${review.id}/submit`, { token, body: { rubricScores: {} } }), 404, 'NOT_FOUND');
+      expectError(await t.request('POST', `/api/peer-reviews/${review.id}/flag`, { token, body: { reason: 'abc' } }), 404, 'NOT_FOUND');
+    }
+  });
+
+  it('validates scores and reasons; a finished review refuses drafts and second submits with 409', async () => {
+    const { assignment, reviews } = await peerSetup(1, STUDENTS.slice(0, 2));
+    const [r1, r2] = reviews as [any, any];
+    const as = tok(r1.reviewerId);
+    const [c1, c2] = assignment.rubric.criteria;
+    expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/submit`, { token: as, body: { rubricScores: { [c1.id]: 5 } } }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/submit`, { token: as, body: { rubricScores: { [c1.id]: 7, [c2.id]: 1 } } }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/submit`, { token: as, body: { rubricScores: { [c1.id]: 1, [c2.id]: 1, nope: 1 } } }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/submit`, { token: as, body: { rubricScores: { [c1.id]: -1, [c2.id]: 1 } } }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/flag`, { token: as, body: { reason: 'no' } }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/flag`, { token: as, body: { reason: 'x'.repeat(501) } }), 400, 'VALIDATION_ERROR');
+    expect((await t.request('POST', `/api/peer-reviews/${r1.id}/submit`, { token: as, body: { rubricScores: { [c1.id]: 6, [c2.id]: 4 } } })).status).toBe(200);
+    expectError(await t.request('PATCH', `/api/peer-reviews/${r1.id}`, { token: as, body: { feedback: 'change' } }), 409, 'CONFLICT');
+    expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/submit`, { token: as, body: { rubricScores: { [c1.id]: 1, [c2.id]: 1 } } }), 409, 'CONFLICT');
+    expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/flag`, { token: as, body: { reason: 'late flag' } }), 409, 'CONFLICT');
+    const by2 = tok(r2.reviewerId);
+    await t.request('POST', `/api/peer-reviews/${r2.id}/flag`, { token: by2, body: { reason: 'Offensive content' } });
+    expectError(await t.request('PATCH', `/api/peer-reviews/${r2.id}`, { token: by2, body: { feedback: 'x' } }), 409, 'CONFLICT');
+  });
+
+  it('without a rubric the score is 0..maxScore', async () => {
+    const { reviews } = await peerSetup(1, STUDENTS.slice(0, 2), false);
+    const r = reviews[0]!;
+    expectError(await t.request('POST', `/api/peer-reviews/${r.id}/submit`, { token: tok(r.reviewerId), body: { score: 11 } }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('POST', `/api/peer-reviews/${r.id}/submit`, { token: tok(r.reviewerId), body: {} }), 400, 'VALIDATION_ERROR');
+    const ok = await t.request('POST', `/api/peer-reviews/${r.id}/submit`, { token: tok(r.reviewerId), body: { score: 7.5, feedback: 'ok' } });
+    expect(ok.body.data).toMatchObject({ status: 'SUBMITTED', score: 7.5 });
+  });
+});
+
+describe('peer review: finalisation', () => {
+  const peerGraded = (studentId: string) => notificationsOf(studentId, 'ASSESS_PEER_GRADED');
+
+  it('the last review finalises: score = peer average, ASSESS_PEER_GRADED once, forced immediate; flagged reviews count as done, not in the average', async () => {
+    const authors = STUDENTS.slice(0, 4);
+    const { assignment, reviews, subs } = await peerSetup(3, authors);
+    const target = subs[0]!;
+    const mine = reviews.filter((r) => r.submissionId === target.id);
+    // The author prefers digests: the peer grade still comes at once.
+    await t.request('PATCH', '/api/notifications/preferences', { token: tok(target.studentId), body: { key: 'ASSESS_PEER_GRADED', frequency: 'DAILY_DIGEST' } });
+    await t.request('POST', `/api/peer-reviews/${mine[0]!.id}/submit`, { token: tok(mine[0]!.reviewerId), body: { rubricScores: fullScores(assignment, 6, 4) } });
+    await t.request('POST', `/api/peer-reviews/${mine[1]!.id}/flag`, { token: tok(mine[1]!.reviewerId), body: { reason: 'Plagiarism suspected' } });
+    const teacherNote = (await notificationsOf(DEMO_TEACHER_ID, 'TEACHER_NEW_SUBMISSION')).find((n) => n.metadata.flagged === true && n.metadata.submissionId === target.id);
+    expect(teacherNote?.metadata).toMatchObject({ flagged: true, reason: 'Plagiarism suspected' });
+    const last = await t.request('POST', `/api/peer-reviews/${mine[2]!.id}/submit`, { token: tok(mine[2]!.reviewerId), body: { rubricScores: fullScores(assignment, 3, 1) } });
+    expect(last.body.data.aggregate).toEqual({ peerScoreAverage: 7, reviewsSubmitted: 3, reviewsAssigned: 3, finalisedNow: true });
+    const [row] = await t.db.select().from(submissions).where(eq(submissions.id, target.id));
+    expect(row).toMatchObject({ score: 7, status: 'GRADED', peerScoreAverage: 7, peerReviewsCompleted: 3, instructorScore: null });
+    const sent = await t.db
+      .select()
+      .from(notifications)
+      .where(and(eq(notifications.recipientId, target.studentId), eq(notifications.key, 'ASSESS_PEER_GRADED')));
+    expect(sent.filter((n) => n.channel === 'IN_APP')).toHaveLength(1);
+    expect(sent.find((n) => n.channel === 'email')).toMatchObject({ status: 'PENDING', digestDueAt: null });
+    expect((await peerGraded(target.studentId))[0]!.metadata).toMatchObject({ submissionId: target.id, score: 7 });
+  });
+
+  it('all reviews flagged: no peer score and no ASSESS_PEER_GRADED; the submission waits for the instructor', async () => {
+    const { reviews, subs } = await peerSetup(1, STUDENTS.slice(0, 2));
+    const target = subs[0]!;
+    const r = reviews.find((x) => x.submissionId === target.id)!;
+    await t.request('POST', `/api/peer-reviews/${r.id}/flag`, { token: tok(r.reviewerId), body: { reason: 'Blank page' } });
+    const [row] = await t.db.select().from(submissions).where(eq(submissions.id, target.id));
+    expect(row).toMatchObject({ score: null, peerScoreAverage: null, peerReviewsCompleted: 1, status: 'SUBMITTED', peerFinalisedAt: null });
+    expect(await peerGraded(target.studentId)).toEqual([]);
+  });
+
+  it('an instructor grade before the last review stops finalisation; one after overrides the peer average', async () => {
+    const { lesson, assignment, reviews, subs } = await peerSetup(1, STUDENTS.slice(0, 2));
+    const [s1, s2] = subs as [any, any];
+    const r1 = reviews.find((r) => r.submissionId === s1.id)!;
+    const r2 = reviews.find((r) => r.submissionId === s2.id)!;
+    await t.request('POST', `/api/assignments/${lesson.id}/grade`, { token: teacher, body: { submissionId: s1.id, score: 9 } });
+    const res = await t.request('POST', `/api/peer-reviews/${r1.id}/submit`, { token: tok(r1.reviewerId), body: { rubricScores: fullScores(assignment, 2, 2) } });
+    expect(res.body.data.aggregate).toMatchObject({ peerScoreAverage: 4, finalisedNow: false });
+    expect((await t.db.select().from(submissions).where(eq(submissions.id, s1.id)))[0]).toMatchObject({ score: 9, instructorScore: 9, peerScoreAverage: 4 });
+    expect(await peerGraded(s1.studentId)).toEqual([]);
+
+    await t.request('POST', `/api/peer-reviews/${r2.id}/submit`, { token: tok(r2.reviewerId), body: { rubricScores: fullScores(assignment, 5, 1) } });
+    expect((await t.db.select().from(submissions).where(eq(submissions.id, s2.id)))[0]).toMatchObject({ score: 6, status: 'GRADED' });
+    await t.request('POST', `/api/assignments/${lesson.id}/grade`, { token: teacher, body: { submissionId: s2.id, score: 2 } });
+    expect((await t.db.select().from(submissions).where(eq(submissions.id, s2.id)))[0]).toMatchObject({ score: 2, instructorScore: 2, peerScoreAverage: 6 });
+
+    const view = await t.request('GET', `/api/assignments/${lesson.id}/peer-reviews`, { token: teacher });
+    const group = view.body.data.groups.find((g: any) => g.submissionId === s2.id);
+    expect(group).toMatchObject({ instructorScore: 2, peerScoreAverage: 6, instructorOverridden: true, peerReviewCount: 1, peerReviewsCompleted: 1 });
+  });
+
+  it('concurrent submits of the last two reviews finalise exactly once', async () => {
+    const { assignment, reviews, subs } = await peerSetup(2, STUDENTS.slice(0, 3));
+    const target = subs[0]!;
+    const [a, b] = reviews.filter((r) => r.submissionId === target.id) as [any, any];
+    const [ra, rb] = await Promise.all([
+      t.request('POST', `/api/peer-reviews/${a.id}/submit`, { token: tok(a.reviewerId), body: { rubricScores: fullScores(assignment, 4, 4) } }),
+      t.request('POST', `/api/peer-reviews/${b.id}/submit`, { token: tok(b.reviewerId), body: { rubricScores: fullScores(assignment, 6, 4) } }),
+    ]);
+    expect([ra.status, rb.status]).toEqual([200, 200]);
+    expect([ra.body.data.aggregate.finalisedNow, rb.body.data.aggregate.finalisedNow].filter(Boolean)).toHaveLength(1);
+    expect(await peerGraded(target.studentId)).toHaveLength(1);
+    expect((await t.db.select().from(submissions).where(eq(submissions.id, target.id)))[0]).toMatchObject({ score: 9, peerReviewsCompleted: 2 });
+  });
+});
+
+describe('moderation view', () => {
+  it('staff only; groups with student and reviewer names; a bounded number of queries and one CRM lookup per distinct person', async () => {
+    const { lesson, course } = await setup({ peer: 3, enrolled: [] });
+    expectError(await t.request('GET', `/api/assignments/${lesson.id}/peer-reviews`, { token: tok(STUDENTS[0]!) }), 403, 'FORBIDDEN');
+
+    // 200 submitters with 3 reviews each, written set-based.
+    const now = t.clock.now().toISOString();
+    await t.db.execute(sql`insert into enrollments (id, institution_id, course_id, student_id, status, enrolled_at, updated_at)
+      select 'enr_mod_' || i, 'inst_demo', ${course.id}, 'c_mod_' || i, 'ACTIVE', ${now}::timestamptz, ${now}::timestamptz from generate_series(0, 199) i`);
+    await t.db
+      .execute(sql`insert into assignment_submissions (id, institution_id, assignment_id, enrollment_id, student_id, text_content, is_late, submitted_at, created_at, updated_at)
+      select 'sub_mod_' || i, 'inst_demo', ${lesson.id}, 'enr_mod_' || i, 'c_mod_' || i, 'essay', false, ${now}::timestamptz + (i || ' seconds')::interval, ${now}::timestamptz, ${now}::timestamptz from generate_series(0, 199) i`);
+    await t.db.execute(sql`insert into peer_reviews (id, institution_id, assignment_id, submission_id, reviewer_id, assigned_at, created_at, updated_at)
+      select 'rev_mod_' || i || '_' || k, 'inst_demo', ${lesson.id}, 'sub_mod_' || i, 'c_mod_' || ((i + k) % 200), ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
+      from generate_series(0, 199) i, generate_series(1, 3) k`);
+
+    const queries = async (perPage: number) => {
+      const session = (t.db as any).session;
+      const original = session.prepareQuery;
+      let n = 0;
+      session.prepareQuery = function (...args: unknown[]) {
+        n++;
+        return original.apply(this, args);
+      };
+      t.crmSim.resetRecords();
+      try {
+        const res = await t.request('GET', `/api/assignments/${lesson.id}/peer-reviews`, { token: teacher, query: { perPage } });
+        expect(res.status).toBe(200);
+        return { n, res, crm: t.crmSim.requests.filter((r) => r.path.startsWith('/api/lms/contact/') || r.path.startsWith('/api/lms/user/')).map((r) => r.path) };
+      } finally {
+        session.prepareQuery = original;
+      }
+    };
+    const small = await queries(5);
+    const big = await queries(100);
+    expect(big.n).toBe(small.n);
+    expect(big.n).toBeLessThan(15);
+    expect(big.res.body.data.total).toBe(200);
+    expect(big.res.body.data.groups).toHaveLength(100);
+    const g = big.res.body.data.groups[0];
+    expect(g).toMatchObject({ submissionId: 'sub_mod_0', student: { id: 'c_mod_0', name: expect.any(String) }, peerReviewCount: 3, instructorOverridden: false });
+    expect(g.reviews.map((r: any) => r.reviewer.id).sort()).toEqual(['c_mod_1', 'c_mod_2', 'c_mod_3']);
+    // Each distinct person looked up at most once (contact, then staff user for unknown ids).
+    const contactPaths = big.crm.filter((p) => p.startsWith('/api/lms/contact/'));
+    expect(new Set(contactPaths).size).toBe(contactPaths.length);
+    expect(big.res.body.meta).toEqual({ total: 200, page: 1, perPage: 100, totalPages: 2 });
+    const [{ n }] = await rawRows<{ n: number }>(t.db, sql`select count(*)::int as n from peer_reviews where assignment_id = ${lesson.id}`);
+    expect(n).toBe(600);
+  });
+});
