@@ -246,6 +246,8 @@ const BY_NAME: Record<string, (f: Fixture) => string> = {
   noteId: (f) => f.noteId,
   bookmarkId: (f) => f.bookmarkId,
   studentId: (f) => f.studentId,
+  // the parent portal's child is the student (a contact id)
+  childId: (f) => f.studentId,
   enrollmentId: (f) => f.enrollmentId,
   fileId: (f) => f.fileId,
   // signed storage URLs: <tenant>/<kind>/<object> of a stored object

@@ -155,6 +155,27 @@ async function openLesson(ctx: ServiceContext, lessonId: string): Promise<Lesson
   return { ...found, enrollment, state };
 }
 
+/**
+ * A parent Contact's children, read fresh from the CRM (never cached): 403 for anyone who is
+ * not a parent Contact, 400 for a parent session without contactId, and 500 INTERNAL_ERROR
+ * when the CRM fails (spec 4.6 rule 7), not the 502 other CRM failures give.
+ */
+async function parentChildren(ctx: ServiceContext) {
+  const a = ctx.actor;
+  if (!a.isContact || a.contactType !== 'CONTACT_PARENT') throw forbidden('Only parent accounts can see children');
+  if (!a.contactId) throw new AppError('VALIDATION_ERROR', 'The session has no contactId');
+  try {
+    const slug = await requireInstitutionSlug(ctx, ctx.institutionId);
+    return await ctx.crm.getParentChildren(slug, a.contactId);
+  } catch (err) {
+    if (err instanceof AppError && (err.status === 502 || err.status === 503)) {
+      ctx.log.warn({ err }, 'parent portal: the CRM did not answer');
+      throw new AppError('INTERNAL_ERROR', 'The student records are not available right now');
+    }
+    throw err;
+  }
+}
+
 /** The rules, by action. Each takes its target and returns what it loaded. */
 const rules = {
   /** Create courses and categories: canManageCourses. */
@@ -251,15 +272,13 @@ const rules = {
    * child is among the parent's children as the CRM lists them now (never cached; 403 otherwise).
    */
   'parent.child': async (ctx: ServiceContext, childContactId: string) => {
-    const a = ctx.actor;
-    if (!a.isContact || a.contactType !== 'CONTACT_PARENT') throw forbidden('Only parent accounts can see children');
-    if (!a.contactId) throw new AppError('VALIDATION_ERROR', 'The session has no contactId');
-    const slug = await requireInstitutionSlug(ctx, ctx.institutionId);
-    const children = await ctx.crm.getParentChildren(slug, a.contactId);
+    const children = await parentChildren(ctx);
     const child = children.find((c) => c.contactId === childContactId);
     if (!child) throw forbidden('This child is not linked to your account');
     return child;
   },
+  /** The parent portal itself (spec 4.6): a parent Contact; the children as the CRM lists them now. */
+  'parent.portal': (ctx: ServiceContext, _target: null) => parentChildren(ctx),
 } satisfies Record<string, (ctx: ServiceContext, target: never) => Promise<unknown>>;
 
 export type AccessAction = keyof typeof rules;

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+
+export const childParams = z.object({ childId: z.string().min(1).max(200) });
+
+export const childSchema = z.object({
+  contactId: z.string(),
+  studentId: z.string(),
+  name: z.string().nullable(),
+  email: z.string().nullable(),
+  studentCode: z.string().nullable(),
+  class: z.string().nullable(),
+  section: z.string().nullable(),
+  photoUrl: z.string().nullable(),
+  status: z.string().nullable(),
+  relation: z.string().nullable(),
+  isPrimary: z.boolean(),
+  institutionId: z.string(),
+});
+
+export const childrenSchema = z.object({ children: z.array(childSchema) });
+
+export const overviewSchema = z.object({
+  child: childSchema.pick({ contactId: true, studentId: true, name: true, email: true, studentCode: true, class: true, section: true, photoUrl: true, relation: true }),
+  courses: z.array(
+    z.object({
+      enrollmentId: z.string(),
+      courseId: z.string(),
+      courseTitle: z.string(),
+      thumbnailUrl: z.string().nullable(),
+      progress: z.number(),
+      status: z.string(),
+      finalScore: z.number().nullable(),
+      passed: z.boolean().nullable(),
+      lastAccessedAt: z.string().nullable(),
+      completedAt: z.string().nullable(),
+      totalLessons: z.number().int(),
+      estimatedDuration: z.number().nullable().describe('minutes: the course estimate, else the sum of its lessons’ durations'),
+    }),
+  ),
+  recentGrades: z.array(
+    z.object({
+      submissionId: z.string(),
+      assignmentId: z.string(),
+      assignmentName: z.string(),
+      courseId: z.string(),
+      courseTitle: z.string(),
+      score: z.number(),
+      maxScore: z.number(),
+      passingScore: z.number().nullable(),
+      percentage: z.number(),
+      passed: z.boolean(),
+      gradedAt: z.string().nullable(),
+      status: z.string(),
+    }),
+  ),
+  upcomingAssignments: z.array(z.object({ assignmentId: z.string(), title: z.string(), courseId: z.string(), courseTitle: z.string(), dueDate: z.string(), maxScore: z.number() })),
+  liveClasses: z.object({
+    attendedThisMonth: z.number().int(),
+    missedThisMonth: z.number().int(),
+    upcoming: z.array(z.object({ sessionId: z.string(), title: z.string(), courseId: z.string(), courseTitle: z.string(), scheduledAt: z.string(), durationMinutes: z.number() })),
+  }),
+  gamification: z.object({ currentStreak: z.number().int(), longestStreak: z.number().int(), totalPoints: z.number().int(), totalBadges: z.number().int() }),
+  certificates: z.array(
+    z.object({
+      id: z.string(),
+      certificateNumber: z.string(),
+      verificationCode: z.string(),
+      courseTitle: z.string(),
+      issuedAt: z.string(),
+      expiresAt: z.string().nullable(),
+      pdfUrl: z.string().nullable(),
+    }),
+  ),
+});

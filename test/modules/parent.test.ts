@@ -1,0 +1,245 @@
+/**
+ * The parent portal (spec 4.6) with the CRM simulator's parent of two children: who may call
+ * it, children read fresh from the CRM, the overview's blocks and limits, a child of another
+ * parent (403), a child with no data, CRM failure (500) and a bounded number of queries.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createCourse, createLesson, enroll } from '../helpers/factories.js';
+import { expectError } from '../helpers/expect.js';
+import { mintToken } from '../../src/platform/auth/tokens.js';
+import { newId } from '../../src/platform/ids.js';
+import { assignments, submissions } from '../../src/modules/assignments/assignments.tables.js';
+import { certificates } from '../../src/modules/certificates/certificates.tables.js';
+import { DEMO_PARENT_ID, DEMO_SIBLING_ID, DEMO_STUDENT_ID, DEMO_TEACHER_ID, DEMO_UNRELATED_STUDENT_ID, NORTH_PARENT_ID } from '../../src/dev/crm-sim/fixtures.js';
+
+let t: TestApp;
+let parent: string;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  parent = await t.token({ role: 'PARENT', id: DEMO_PARENT_ID });
+});
+afterAll(async () => t.close());
+
+const DAY = 86_400_000;
+
+describe('who may use the portal', () => {
+  it('staff and student contacts get 403; a parent session without contactId 400; no session 401', async () => {
+    expectError(await t.request('GET', '/api/parent/children', { token: await t.token({ role: 'TEACHER', id: DEMO_TEACHER_ID }) }), 403, 'FORBIDDEN');
+    expectError(await t.request('GET', '/api/parent/children', { token: await t.token({ role: 'STUDENT', id: DEMO_STUDENT_ID }) }), 403, 'FORBIDDEN');
+    expectError(await t.request('GET', '/api/parent/children', { token: await t.token({ role: 'PARENT', id: DEMO_PARENT_ID, contact: false }) }), 403, 'FORBIDDEN');
+    const noContactId = await mintToken(
+      t.config.AUTH_SECRET,
+      { sub: 'u_parent', institutionId: 'inst_demo', role: 'PARENT', isContact: true, contactType: 'CONTACT_PARENT' },
+      t.clock.now(),
+    );
+    expectError(await t.request('GET', '/api/parent/children', { token: noContactId }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('GET', `/api/parent/children/${DEMO_STUDENT_ID}/overview`, { token: noContactId }), 400, 'VALIDATION_ERROR');
+    expectError(await t.request('GET', '/api/parent/children'), 401, 'AUTH_REQUIRED');
+  });
+});
+
+describe('GET /api/parent/children', () => {
+  it('lists both children with the fields of 4.6 and institutionId, read from the CRM on every call', async () => {
+    t.crmSim.resetRecords();
+    const res = await t.request('GET', '/api/parent/children', { token: parent });
+    expect(res.status).toBe(200);
+    expect(res.body.error).toBeNull();
+    const children = res.body.data.children;
+    expect(children.map((c: any) => c.contactId).sort()).toEqual([DEMO_STUDENT_ID, DEMO_SIBLING_ID].sort());
+    expect(Object.keys(children[0]).sort()).toEqual(
+      ['class', 'contactId', 'email', 'institutionId', 'isPrimary', 'name', 'photoUrl', 'relation', 'section', 'status', 'studentCode', 'studentId'].sort(),
+    );
+    expect(children[0].institutionId).toBe('inst_demo');
+    await t.request('GET', '/api/parent/children', { token: parent });
+    const calls = t.crmSim.requests.filter((r) => r.path === `/api/lms/parent/${DEMO_PARENT_ID}/children`);
+    expect(calls).toHaveLength(2);
+  });
+
+  it('a CRM failure is 500 INTERNAL_ERROR', async () => {
+    t.crmSim.setFault('error500');
+    try {
+      expectError(await t.request('GET', '/api/parent/children', { token: parent }), 500, 'INTERNAL_ERROR');
+      expectError(await t.request('GET', `/api/parent/children/${DEMO_STUDENT_ID}/overview`, { token: parent }), 500, 'INTERNAL_ERROR');
+    } finally {
+      t.crmSim.setFault(null);
+    }
+  });
+});
+
+describe('GET /api/parent/children/{childId}/overview', () => {
+  it('refuses a child who is not the caller’s (403), also one of another institution’s parent', async () => {
+    expectError(await t.request('GET', `/api/parent/children/${DEMO_UNRELATED_STUDENT_ID}/overview`, { token: parent }), 403, 'FORBIDDEN');
+    const northParent = await t.token({ role: 'PARENT', id: NORTH_PARENT_ID, institutionId: 'inst_north' });
+    expectError(await t.request('GET', `/api/parent/children/${DEMO_STUDENT_ID}/overview`, { token: northParent }), 403, 'FORBIDDEN');
+  });
+
+  it('a child with no data gets the child block, empty lists and zero counts', async () => {
+    const res = await t.request('GET', `/api/parent/children/${DEMO_SIBLING_ID}/overview`, { token: parent });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual({
+      child: expect.objectContaining({ contactId: DEMO_SIBLING_ID, studentId: expect.any(String) }),
+      courses: [],
+      recentGrades: [],
+      upcomingAssignments: [],
+      liveClasses: { attendedThisMonth: 0, missedThisMonth: 0, upcoming: [] },
+      gamification: { currentStreak: 0, longestStreak: 0, totalPoints: 0, totalBadges: 0 },
+      certificates: [],
+    });
+  });
+
+  /** A course with `graded` graded and `open` future assignments for the child. */
+  async function courseWithWork(childId: string, graded: number, open: number, status: 'ACTIVE' | 'DROPPED' = 'ACTIVE') {
+    const course = await createCourse(t, { title: `Course ${newId().slice(-4)}`, passingScore: 60, estimatedDuration: 90 });
+    const e = await enroll(t, { courseId: course.id, studentId: childId, status, progress: 40, finalScore: 75 });
+    const now = t.clock.now();
+    for (let i = 0; i < graded + open; i++) {
+      const lesson = await createLesson(t, { courseId: course.id, type: 'ASSIGNMENT', order: i });
+      const isGraded = i < graded;
+      await t.db.insert(assignments).values({
+        institutionId: 'inst_demo',
+        id: lesson.id,
+        courseId: course.id,
+        title: `Work ${i}`,
+        instructions: '',
+        maxScore: 20,
+        passingScore: 12,
+        dueDate: new Date(now.getTime() + (isGraded ? -DAY : (i + 1) * DAY)),
+        createdAt: now,
+        updatedAt: now,
+      });
+      if (isGraded) {
+        await t.db.insert(submissions).values({
+          institutionId: 'inst_demo',
+          id: newId(),
+          assignmentId: lesson.id,
+          enrollmentId: e.id,
+          studentId: childId,
+          textContent: 'x',
+          isLate: false,
+          status: 'GRADED',
+          score: 10 + i,
+          instructorScore: 10 + i,
+          gradedAt: new Date(now.getTime() - (graded - i) * 60_000),
+          submittedAt: now,
+          createdAt: now,
+          updatedAt: now,
+        });
+      }
+    }
+    return { course, enrollment: e };
+  }
+
+  it('courses, the last 10 grades, 5 upcoming unsubmitted assignments of ACTIVE enrollments, certificates', async () => {
+    const child = DEMO_STUDENT_ID;
+    const a = await courseWithWork(child, 12, 3);
+    await courseWithWork(child, 0, 4);
+    await courseWithWork(child, 0, 2, 'DROPPED');
+    // One future assignment already submitted: not upcoming.
+    const submittedLesson = await createLesson(t, { courseId: a.course.id, type: 'ASSIGNMENT', order: 99 });
+    const now = t.clock.now();
+    await t.db
+      .insert(assignments)
+      .values({
+        institutionId: 'inst_demo',
+        id: submittedLesson.id,
+        courseId: a.course.id,
+        title: 'Done early',
+        instructions: '',
+        maxScore: 10,
+        dueDate: new Date(now.getTime() + DAY / 2),
+        createdAt: now,
+        updatedAt: now,
+      });
+    await t.db
+      .insert(submissions)
+      .values({
+        institutionId: 'inst_demo',
+        id: newId(),
+        assignmentId: submittedLesson.id,
+        enrollmentId: a.enrollment.id,
+        studentId: child,
+        isLate: false,
+        submittedAt: now,
+        createdAt: now,
+        updatedAt: now,
+      });
+    await t.db.insert(certificates).values({
+      institutionId: 'inst_demo',
+      id: newId(),
+      courseId: a.course.id,
+      enrollmentId: a.enrollment.id,
+      studentId: child,
+      courseTitle: a.course.title,
+      certificateNumber: 'CERT-1',
+      verificationCode: 'VERIFY1',
+      issuedAt: now,
+    } as never);
+
+    const res = await t.request('GET', `/api/parent/children/${child}/overview`, { token: parent });
+    expect(res.status, res.raw).toBe(200);
+    const d = res.body.data;
+    expect(d.courses).toHaveLength(3);
+    expect(d.courses.find((c: any) => c.courseId === a.course.id)).toMatchObject({
+      enrollmentId: a.enrollment.id,
+      courseTitle: a.course.title,
+      progress: 40,
+      status: 'ACTIVE',
+      finalScore: 75,
+      passed: true,
+      totalLessons: 16,
+      estimatedDuration: 90,
+    });
+    expect(d.recentGrades).toHaveLength(10);
+    expect(d.recentGrades[0]).toMatchObject({
+      assignmentName: 'Work 11',
+      score: 21,
+      maxScore: 20,
+      passingScore: 12,
+      percentage: 105,
+      passed: true,
+      status: 'GRADED',
+      courseTitle: a.course.title,
+    });
+    expect(d.recentGrades[9]).toMatchObject({ assignmentName: 'Work 2', score: 12, percentage: 60, passed: true });
+    expect(d.upcomingAssignments).toHaveLength(5);
+    const dues = d.upcomingAssignments.map((u: any) => u.dueDate);
+    expect([...dues].sort()).toEqual(dues);
+    expect(d.upcomingAssignments.map((u: any) => u.title)).not.toContain('Done early');
+    expect(d.upcomingAssignments[0]).toEqual({
+      assignmentId: expect.any(String),
+      title: expect.any(String),
+      courseId: expect.any(String),
+      courseTitle: expect.any(String),
+      dueDate: expect.any(String),
+      maxScore: 20,
+    });
+    expect(d.certificates).toEqual([
+      { id: expect.any(String), certificateNumber: 'CERT-1', verificationCode: 'VERIFY1', courseTitle: a.course.title, issuedAt: now.toISOString(), expiresAt: null, pdfUrl: null },
+    ]);
+  });
+
+  it('runs a fixed number of queries, whatever the number of courses and grades', async () => {
+    const count = async (childId: string) => {
+      const session = (t.db as any).session;
+      const original = session.prepareQuery;
+      let n = 0;
+      session.prepareQuery = function (...args: unknown[]) {
+        n++;
+        return original.apply(this, args);
+      };
+      try {
+        expect((await t.request('GET', `/api/parent/children/${childId}/overview`, { token: parent })).status).toBe(200);
+      } finally {
+        session.prepareQuery = original;
+      }
+      return n;
+    };
+    const before = await count(DEMO_SIBLING_ID);
+    await courseWithWork(DEMO_SIBLING_ID, 4, 2);
+    await courseWithWork(DEMO_SIBLING_ID, 3, 1);
+    expect(await count(DEMO_SIBLING_ID)).toBe(before);
+    expect(before).toBeLessThan(12);
+  });
+});
