@@ -139,32 +139,28 @@ describe('GET /api/parent/children/{childId}/overview', () => {
     // One future assignment already submitted: not upcoming.
     const submittedLesson = await createLesson(t, { courseId: a.course.id, type: 'ASSIGNMENT', order: 99 });
     const now = t.clock.now();
-    await t.db
-      .insert(assignments)
-      .values({
-        institutionId: 'inst_demo',
-        id: submittedLesson.id,
-        courseId: a.course.id,
-        title: 'Done early',
-        instructions: '',
-        maxScore: 10,
-        dueDate: new Date(now.getTime() + DAY / 2),
-        createdAt: now,
-        updatedAt: now,
-      });
-    await t.db
-      .insert(submissions)
-      .values({
-        institutionId: 'inst_demo',
-        id: newId(),
-        assignmentId: submittedLesson.id,
-        enrollmentId: a.enrollment.id,
-        studentId: child,
-        isLate: false,
-        submittedAt: now,
-        createdAt: now,
-        updatedAt: now,
-      });
+    await t.db.insert(assignments).values({
+      institutionId: 'inst_demo',
+      id: submittedLesson.id,
+      courseId: a.course.id,
+      title: 'Done early',
+      instructions: '',
+      maxScore: 10,
+      dueDate: new Date(now.getTime() + DAY / 2),
+      createdAt: now,
+      updatedAt: now,
+    });
+    await t.db.insert(submissions).values({
+      institutionId: 'inst_demo',
+      id: newId(),
+      assignmentId: submittedLesson.id,
+      enrollmentId: a.enrollment.id,
+      studentId: child,
+      isLate: false,
+      submittedAt: now,
+      createdAt: now,
+      updatedAt: now,
+    });
     await t.db.insert(certificates).values({
       institutionId: 'inst_demo',
       id: newId(),
