@@ -14,6 +14,7 @@ import { syncModule } from './sync/sync.routes.js';
 import { notificationsModule } from './notifications/notifications.routes.js';
 import { assignmentsModule } from './assignments/assignments.routes.js';
 import { parentModule } from './parent/parent.routes.js';
+import { gamificationModule } from './gamification/gamification.routes.js';
 import { cronModule } from './cron/cron.routes.js';
 import { devModule } from './dev/dev.routes.js';
 
@@ -36,6 +37,7 @@ export const modules: AppModule[] = [
   filesModule,
   assignmentsModule,
   parentModule,
+  gamificationModule,
   notificationsModule,
   cronModule,
   devModule,

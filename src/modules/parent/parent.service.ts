@@ -9,6 +9,7 @@ import { enrollments } from '../enrollments/enrollments.tables.js';
 import { certificates } from '../certificates/certificates.tables.js';
 import { assignments, submissions } from '../assignments/assignments.tables.js';
 import { liveClassesOf } from './parent.live.js';
+import { totalsOf } from '../gamification/gamification.service.js';
 
 /** Spec 8: recent grades 10; upcoming assignments and live classes 5 each. */
 export const RECENT_GRADES = 10;
@@ -47,7 +48,7 @@ export async function childOverview(ctx: ServiceContext, childId: string) {
   const now = ctx.clock.now();
   const mine = and(inTenant(ctx, enrollments), eq(enrollments.studentId, child.contactId));
 
-  const [courseRows, grades, upcoming, certs, live] = await Promise.all([
+  const [courseRows, grades, upcoming, certs, live, game] = await Promise.all([
     ctx.db
       .select({
         enrollment: enrollments,
@@ -95,6 +96,7 @@ export async function childOverview(ctx: ServiceContext, childId: string) {
       .where(and(inTenant(ctx, certificates), eq(certificates.studentId, child.contactId)))
       .orderBy(desc(certificates.issuedAt)),
     liveClassesOf(ctx, child.contactId, UPCOMING),
+    totalsOf(ctx, child.contactId),
   ]);
 
   return {
@@ -150,8 +152,7 @@ export async function childOverview(ctx: ServiceContext, childId: string) {
       maxScore: a.maxScore,
     })),
     liveClasses: live,
-    // Gamification (points, streaks, badges) is not built yet: zero totals, the documented empty value.
-    gamification: { currentStreak: 0, longestStreak: 0, totalPoints: 0, totalBadges: 0 },
+    gamification: { currentStreak: game.currentStreak, longestStreak: game.longestStreak, totalPoints: game.totalPoints, totalBadges: game.totalBadges },
     certificates: await Promise.all(
       certs.map(async (c) => ({
         id: c.id,

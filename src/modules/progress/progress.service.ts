@@ -4,7 +4,8 @@ import { iso } from '../../platform/dto.js';
 import { newId } from '../../platform/ids.js';
 import { AppError, notFound, validationError } from '../../platform/http/errors.js';
 import { inTenant } from '../../platform/db/tenancy.js';
-import type { Course, Lesson } from '../courses/courses.tables.js';
+import { lessons, type Course, type Lesson } from '../courses/courses.tables.js';
+import { recordLearning, type LearningEvent } from '../gamification/gamification.service.js';
 import { blockAnswers, enrollments, learnerEvents, lessonInteractions, lessonProgress, type Enrollment, type LessonProgress } from '../enrollments/enrollments.tables.js';
 import { courseState, lockedError, requireAccess } from '../access/access.service.js';
 import { recomputeEnrollment, type CompletionResult } from './completion.js';
@@ -130,7 +131,16 @@ function progressDto(p: LessonProgress, result: CompletionResult) {
 async function writeProgress(tx: ServiceContext, course: Course, inputs: Map<string, ProgressInput>) {
   const enrollment = await lockOwnEnrollment(tx, course.id);
   const rows = await upsertProgress(tx, enrollment, inputs);
-  return { rows, result: await recomputeEnrollment(tx, course, enrollment) };
+  const result = await recomputeEnrollment(tx, course, enrollment);
+  await recordLearning(tx, enrollment.studentId, learningEvents(enrollment, rows, course, result));
+  return { rows, result };
+}
+
+/** Gamification events of a progress write: completed lessons (once each, however often reported) and a completed course. */
+function learningEvents(enrollment: Enrollment, rows: LessonProgress[], course: Course, result: CompletionResult): LearningEvent[] {
+  const events: LearningEvent[] = rows.filter((p) => p.completed).map((p) => ({ kind: 'LESSON_COMPLETED', enrollmentId: enrollment.id, lessonId: p.lessonId }));
+  if (result.completedNow) events.push({ kind: 'COURSE_COMPLETED', courseId: course.id });
+  return events;
 }
 
 /** POST /api/lessons/:id/progress (and pdf-progress). */
@@ -308,6 +318,13 @@ export async function completeAssessedLesson(tx: ServiceContext, course: Course,
     .where(and(inTenant(tx, enrollments), eq(enrollments.id, enrollmentId)))
     .for('update');
   if (!enrollment) throw notFound('Enrollment');
-  await upsertProgress(tx, enrollment, new Map([[lessonId, { completed: true, score: Math.max(0, Math.min(100, scorePercent)) }]]));
-  return recomputeEnrollment(tx, course, enrollment);
+  const rows = await upsertProgress(tx, enrollment, new Map([[lessonId, { completed: true, score: Math.max(0, Math.min(100, scorePercent)) }]]));
+  const result = await recomputeEnrollment(tx, course, enrollment);
+  const [lesson] = await tx.db
+    .select({ type: lessons.type })
+    .from(lessons)
+    .where(and(inTenant(tx, lessons), eq(lessons.id, lessonId)));
+  const passed: LearningEvent = lesson?.type === 'QUIZ' ? { kind: 'QUIZ_PASSED', lessonId, scorePercent } : { kind: 'ASSIGNMENT_PASSED', lessonId };
+  await recordLearning(tx, enrollment.studentId, [passed, ...learningEvents(enrollment, rows, course, result)]);
+  return result;
 }

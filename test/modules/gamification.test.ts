@@ -1,0 +1,152 @@
+/**
+ * Gamification: points for learning events awarded once under replays, badges once, streaks
+ * by calendar day in the institution's time zone, the leaderboard's order and ties, and the
+ * totals in the parent overview.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { and, eq, sql } from 'drizzle-orm';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createCourse, createLesson, enroll } from '../helpers/factories.js';
+import { expectError } from '../helpers/expect.js';
+import { notifications } from '../../src/modules/notifications/notifications.tables.js';
+import { pointAwards } from '../../src/modules/gamification/gamification.tables.js';
+import { streaksOf } from '../../src/modules/gamification/gamification.service.js';
+import { DEMO_ADMIN_ID, DEMO_PARENT_ID, DEMO_SIBLING_ID, DEMO_STUDENT_ID } from '../../src/dev/crm-sim/fixtures.js';
+
+let t: TestApp;
+let student: string;
+let sibling: string;
+let admin: string;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  student = await t.token({ role: 'STUDENT', id: DEMO_STUDENT_ID });
+  sibling = await t.token({ role: 'STUDENT', id: DEMO_SIBLING_ID });
+  admin = await t.token({ role: 'ADMIN', id: DEMO_ADMIN_ID });
+});
+afterAll(async () => t.close());
+beforeEach(async () => {
+  t.clock.set('2026-03-02T09:00:00.000Z');
+  await t.db.execute(sql`delete from gamification_points`);
+  await t.db.execute(sql`delete from gamification_badges`);
+  await t.db.execute(sql`delete from gamification_activity_days`);
+  await t.request('PATCH', '/api/settings', { token: admin, body: { timezone: 'UTC' } });
+});
+
+async function courseFor(studentIds: string[], lessons = 2) {
+  const course = await createCourse(t);
+  const ls = [];
+  for (let i = 0; i < lessons; i++) ls.push(await createLesson(t, { courseId: course.id, order: i }));
+  for (const id of studentIds) await enroll(t, { courseId: course.id, studentId: id });
+  return { course, lessons: ls };
+}
+
+const complete = (token: string, lessonId: string) => t.request('POST', `/api/lessons/${lessonId}/progress`, { token, body: { completed: true } });
+const points = async (studentId: string) => (await t.db.select().from(pointAwards).where(eq(pointAwards.studentId, studentId))).reduce((sum, p) => sum + p.points, 0);
+
+describe('points and badges', () => {
+  it('a completed lesson is worth 10 once, however often it is reported; the first gives FIRST_LESSON and BADGE_EARNED', async () => {
+    const { lessons } = await courseFor([DEMO_STUDENT_ID], 3);
+    expect((await complete(student, lessons[0]!.id)).status).toBe(200);
+    await complete(student, lessons[0]!.id);
+    await t.request('POST', `/api/lessons/${lessons[0]!.id}/progress`, { token: student, body: { progressPercent: 100 } });
+    expect(await points(DEMO_STUDENT_ID)).toBe(10);
+    const badges = await t.request('GET', '/api/gamification/badges', { token: student });
+    expect(badges.body.data.earned).toEqual([{ key: 'FIRST_LESSON', name: 'First steps', description: expect.any(String), earnedAt: t.clock.now().toISOString() }]);
+    expect(badges.body.data.available.map((b: any) => b.key)).not.toContain('FIRST_LESSON');
+    const sent = await t.db
+      .select()
+      .from(notifications)
+      .where(and(eq(notifications.recipientId, DEMO_STUDENT_ID), eq(notifications.key, 'BADGE_EARNED'), eq(notifications.channel, 'IN_APP')));
+    expect(sent.map((n) => n.title)).toEqual(['Badge earned: First steps']);
+  });
+
+  it('completing the course adds 100 and FIRST_COURSE, once', async () => {
+    const { lessons } = await courseFor([DEMO_STUDENT_ID], 2);
+    await complete(student, lessons[0]!.id);
+    const last = await complete(student, lessons[1]!.id);
+    expect(last.body.data.courseCompleted).toBe(true);
+    await complete(student, lessons[1]!.id);
+    expect(await points(DEMO_STUDENT_ID)).toBe(10 + 10 + 100);
+    const keys = (await t.request('GET', '/api/gamification/badges', { token: student })).body.data.earned.map((b: any) => b.key).sort();
+    expect(keys).toEqual(['FIRST_COURSE', 'FIRST_LESSON']);
+  });
+});
+
+describe('streaks', () => {
+  it('counts calendar days in the institution’s time zone: two local days within one UTC day make a streak of 2', async () => {
+    await t.request('PATCH', '/api/settings', { token: admin, body: { timezone: 'Asia/Tokyo' } });
+    const { lessons } = await courseFor([DEMO_STUDENT_ID], 3);
+    t.clock.set('2026-03-02T14:00:00.000Z'); // 23:00 on 2 March in Tokyo
+    await complete(student, lessons[0]!.id);
+    t.clock.set('2026-03-02T16:00:00.000Z'); // 01:00 on 3 March in Tokyo
+    await complete(student, lessons[1]!.id);
+    const streak = await t.request('GET', '/api/gamification/streak', { token: student });
+    expect(streak.body.data).toEqual({ currentStreak: 2, longestStreak: 2, lastActiveDay: '2026-03-03', today: '2026-03-03' });
+    // A day without learning breaks the current streak, not the longest.
+    t.clock.set('2026-03-05T01:00:00.000Z');
+    expect((await t.request('GET', '/api/gamification/streak', { token: student })).body.data).toMatchObject({ currentStreak: 0, longestStreak: 2 });
+  });
+
+  it('a 7-day streak gives STREAK_7 and 50 points once', async () => {
+    const { lessons } = await courseFor([DEMO_STUDENT_ID], 1);
+    for (let d = 0; d < 8; d++) {
+      t.clock.set(new Date(Date.parse('2026-03-02T09:00:00.000Z') + d * 86_400_000));
+      await t.request('POST', `/api/lessons/${lessons[0]!.id}/progress`, { token: student, body: { positionSeconds: d } });
+    }
+    const rows = await t.db.select().from(pointAwards).where(eq(pointAwards.studentId, DEMO_STUDENT_ID));
+    expect(rows.filter((r) => r.kind === 'STREAK_7')).toHaveLength(1);
+    expect((await t.request('GET', '/api/gamification/badges', { token: student })).body.data.earned.map((b: any) => b.key)).toContain('STREAK_7');
+    expect((await t.request('GET', '/api/gamification/streak', { token: student })).body.data).toMatchObject({ currentStreak: 8, longestStreak: 8 });
+  });
+
+  it('streaksOf: runs of consecutive days, current only when it reaches today or yesterday', () => {
+    expect(streaksOf([], '2026-03-02')).toEqual({ currentStreak: 0, longestStreak: 0 });
+    expect(streaksOf(['2026-02-27', '2026-02-28', '2026-03-01'], '2026-03-02')).toEqual({ currentStreak: 3, longestStreak: 3 });
+    expect(streaksOf(['2026-02-20', '2026-02-21', '2026-02-22', '2026-03-02'], '2026-03-02')).toEqual({ currentStreak: 1, longestStreak: 3 });
+    expect(streaksOf(['2026-02-27'], '2026-03-02')).toEqual({ currentStreak: 0, longestStreak: 1 });
+  });
+});
+
+describe('leaderboard', () => {
+  it('orders by points, ties by who got there first, then id; week and month periods; the caller’s institution only', async () => {
+    const { lessons } = await courseFor([DEMO_STUDENT_ID, DEMO_SIBLING_ID], 3);
+    t.clock.set('2026-02-20T09:00:00.000Z');
+    // A token minted at that time (the tokens of beforeAll were issued later: iat in the future).
+    expect((await complete(await t.token({ role: 'STUDENT', id: DEMO_STUDENT_ID }), lessons[0]!.id)).status).toBe(200); // 10, last month
+    t.clock.set('2026-03-02T09:00:00.000Z');
+    await complete(sibling, lessons[0]!.id); // 10 this week
+    t.clock.set('2026-03-02T10:00:00.000Z');
+    await complete(student, lessons[1]!.id); // student: 20 in all, 10 this week (reached later)
+
+    const all = await t.request('GET', '/api/gamification/leaderboard', { token: student, query: { period: 'all' } });
+    expect(all.status).toBe(200);
+    expect(all.body.data.map((r: any) => [r.rank, r.studentId, r.points])).toEqual([
+      [1, DEMO_STUDENT_ID, 20],
+      [2, DEMO_SIBLING_ID, 10],
+    ]);
+    expect(all.body.data[0]).toMatchObject({ isMe: true, name: expect.any(String) });
+    expect(all.body.data[0].name).not.toMatch(/^Student /);
+    expect(all.body.meta).toEqual({ total: 2, page: 1, perPage: 20, totalPages: 1 });
+    // This week both have 10: the sibling reached it first.
+    const week = await t.request('GET', '/api/gamification/leaderboard', { token: student, query: { period: 'week' } });
+    expect(week.body.data.map((r: any) => [r.studentId, r.points])).toEqual([
+      [DEMO_SIBLING_ID, 10],
+      [DEMO_STUDENT_ID, 10],
+    ]);
+    const month = await t.request('GET', '/api/gamification/leaderboard', { token: student, query: { period: 'month', perPage: 1 } });
+    expect(month.body.data).toHaveLength(1);
+    expect(month.body.meta.total).toBe(2);
+    expectError(await t.request('GET', '/api/gamification/leaderboard', { token: student, query: { period: 'year' } }), 400, 'VALIDATION_ERROR');
+    const north = await t.token({ role: 'STUDENT', id: 'c_northside_stu_01', institutionId: 'inst_north' });
+    expect((await t.request('GET', '/api/gamification/leaderboard', { token: north })).body.data).toEqual([]);
+  });
+
+  it('the parent overview shows the child’s totals', async () => {
+    const { lessons } = await courseFor([DEMO_STUDENT_ID], 2);
+    await complete(student, lessons[0]!.id);
+    const parent = await t.token({ role: 'PARENT', id: DEMO_PARENT_ID });
+    const res = await t.request('GET', `/api/parent/children/${DEMO_STUDENT_ID}/overview`, { token: parent });
+    expect(res.body.data.gamification).toEqual({ currentStreak: 1, longestStreak: 1, totalPoints: 10, totalBadges: 1 });
+  });
+});
