@@ -15,6 +15,7 @@ import { notificationsModule } from './notifications/notifications.routes.js';
 import { assignmentsModule } from './assignments/assignments.routes.js';
 import { parentModule } from './parent/parent.routes.js';
 import { gamificationModule } from './gamification/gamification.routes.js';
+import { learningPathsModule } from './learning-paths/learning-paths.routes.js';
 import { cronModule } from './cron/cron.routes.js';
 import { devModule } from './dev/dev.routes.js';
 
@@ -38,6 +39,7 @@ export const modules: AppModule[] = [
   assignmentsModule,
   parentModule,
   gamificationModule,
+  learningPathsModule,
   notificationsModule,
   cronModule,
   devModule,

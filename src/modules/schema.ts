@@ -15,3 +15,4 @@ export * from './notifications/notifications.tables.js';
 export * from './analytics/analytics.tables.js';
 export * from './assignments/assignments.tables.js';
 export * from './gamification/gamification.tables.js';
+export * from './learning-paths/learning-paths.tables.js';

@@ -72,6 +72,8 @@ export interface Fixture {
   submissionId: string;
   /** The peer review the student does (of the other student's submission). */
   peerReviewId: string;
+  /** A published learning path with the course. */
+  learningPathId: string;
   /** Strings planted in the owner's records; no response to another user may contain them. */
   secrets: string[];
 }
@@ -196,12 +198,17 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
   await okData(await t.request('POST', `/api/assignments/${assignmentLesson.id}/submit`, { token: other, body: { textContent: `other essay ${tag}` } }), 201);
   const queue = await okData(await t.request('GET', '/api/me/peer-reviews', { token: student }), 200);
   expect(queue.reviews).toHaveLength(1);
+  const learningPath = await okData(
+    await t.request('POST', '/api/learning-paths', { token: admin, body: { title: `Path ${tag}`, status: 'PUBLISHED', courseIds: [course.id] } }),
+    201,
+  );
 
   return {
     institutionId,
     assignmentId: assignmentLesson.id,
     submissionId: submission.id,
     peerReviewId: queue.reviews[0].id,
+    learningPathId: learningPath.id,
     courseId: course.id,
     moduleId: mod.id,
     lessonId: lesson.id,
@@ -236,6 +243,7 @@ const BY_SEGMENT: Record<string, (f: Fixture) => string> = {
   'files/{id}': (f) => f.fileId,
   'assignments/{id}': (f) => f.assignmentId,
   'peer-reviews/{id}': (f) => f.peerReviewId,
+  'learning-paths/{id}': (f) => f.learningPathId,
 };
 const BY_NAME: Record<string, (f: Fixture) => string> = {
   courseId: (f) => f.courseId,

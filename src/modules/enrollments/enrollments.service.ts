@@ -16,7 +16,7 @@ import { toEnrollmentDto } from './enrollments.dto.js';
 const SEAT_STATUSES: EnrollmentStatus[] = ['ACTIVE', 'COMPLETED'];
 
 /** Lock the course row so seat counting and the inserts are serialised per course. */
-async function lockCourse(tx: ServiceContext, courseId: string): Promise<Course> {
+export async function lockCourse(tx: ServiceContext, courseId: string): Promise<Course> {
   const [course] = await tx.db
     .select()
     .from(courses)
@@ -35,7 +35,7 @@ type EnrollOutcome = { kind: 'enrolled'; enrollment: Enrollment } | { kind: 'alr
  * taken, then one insert for the new ones and one update reactivating the DROPPED ones (their
  * progress kept). Seats are ACTIVE and COMPLETED enrollments.
  */
-async function enrollStudents(tx: ServiceContext, course: Course, studentIds: string[]): Promise<Map<string, EnrollOutcome>> {
+export async function enrollStudents(tx: ServiceContext, course: Course, studentIds: string[]): Promise<Map<string, EnrollOutcome>> {
   const [existing, [{ taken }]] = await Promise.all([
     tx.db
       .select()

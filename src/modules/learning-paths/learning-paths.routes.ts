@@ -1,0 +1,124 @@
+import type { AppModule, ModuleRoutes } from '../types.js';
+import { typed } from '../types.js';
+import { envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
+import { serviceContext } from '../../platform/context.js';
+import { actorOf } from '../../platform/auth/auth-plugin.js';
+import {
+  addCoursesBody,
+  createPathBody,
+  enrollPathBody,
+  enrollResultSchema,
+  idParams,
+  listPathsQuery,
+  pathListItem,
+  pathSchema,
+  updatePathBody,
+} from './learning-paths.schemas.js';
+import * as paths from './learning-paths.service.js';
+
+const tags = ['learning paths'];
+
+/** Spec 4.9 learning-path rows: ordered courses taken one after another. */
+const routes: ModuleRoutes = async (app, deps) => {
+  const r = typed(app);
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
+
+  r.get(
+    '/api/learning-paths',
+    {
+      schema: {
+        tags,
+        operationId: 'listLearningPaths',
+        summary: 'Learning paths, newest first',
+        description: 'Staff see every path (filter by `status`); learners see PUBLISHED paths and the ones they are on, with their progress.',
+        querystring: listPathsQuery,
+        response: { 200: pagedEnvelope(pathListItem) },
+      },
+    },
+    async (req) => {
+      const { rows, meta } = await paths.listPaths(ctxOf(req), req.query);
+      return paged(rows, meta);
+    },
+  );
+
+  r.post(
+    '/api/learning-paths',
+    {
+      schema: {
+        tags,
+        operationId: 'createLearningPath',
+        summary: 'Create a learning path (canManageCourses)',
+        description: '`courseIds` in order; every course must be of the caller’s institution (else 404).',
+        body: createPathBody,
+        response: { 201: envelope(pathSchema) },
+      },
+    },
+    async (req, reply) => reply.code(201).send(ok(await paths.createPath(ctxOf(req), req.body))),
+  );
+
+  r.get(
+    '/api/learning-paths/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'getLearningPath',
+        summary: 'A learning path with its courses in order and the caller’s progress',
+        description: 'A course is `locked` until every course before it is completed. Learners reach PUBLISHED paths and their own; others 404.',
+        params: idParams,
+        response: { 200: envelope(pathSchema) },
+      },
+    },
+    async (req) => ok(await paths.getPath(ctxOf(req), req.params.id)),
+  );
+
+  r.patch(
+    '/api/learning-paths/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'updateLearningPath',
+        summary: 'Change a learning path (its creator or ADMIN)',
+        params: idParams,
+        body: updatePathBody,
+        response: { 200: envelope(pathSchema) },
+      },
+    },
+    async (req) => ok(await paths.updatePath(ctxOf(req), req.params.id, req.body)),
+  );
+
+  r.post(
+    '/api/learning-paths/:id/courses',
+    {
+      schema: {
+        tags,
+        operationId: 'addLearningPathCourses',
+        summary: 'Add courses to a path at a position (default: the end)',
+        description: '`courseId` or `courseIds`; a course of another institution is 404, one already on the path 409.',
+        params: idParams,
+        body: addCoursesBody,
+        response: { 200: envelope(pathSchema) },
+      },
+    },
+    async (req) => ok(await paths.addCourses(ctxOf(req), req.params.id, req.body)),
+  );
+
+  r.post(
+    '/api/learning-paths/:id/enroll',
+    {
+      schema: {
+        tags,
+        operationId: 'enrollLearningPath',
+        summary: 'Enroll in a published path and its courses (idempotent)',
+        description:
+          'Learners enroll themselves (self-enrollment and fee rules as for a course); staff may pass `studentIds`. Each course is reported: ENROLLED, ALREADY_ENROLLED, ' +
+          'COURSE_FULL or NOT_AVAILABLE (not published) — one full course does not fail the rest.',
+        params: idParams,
+        body: enrollPathBody,
+        response: { 200: envelope(enrollResultSchema) },
+      },
+    },
+    async (req) => ok(await paths.enrollPath(ctxOf(req), req.params.id, req.body)),
+  );
+};
+
+export const learningPathsModule: AppModule = { name: 'learning-paths', routes };

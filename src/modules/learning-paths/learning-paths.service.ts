@@ -1,0 +1,264 @@
+import { and, asc, count, desc, eq, inArray, or, sql } from 'drizzle-orm';
+import { withTx, type ServiceContext } from '../../platform/context.js';
+import { iso } from '../../platform/dto.js';
+import { byId, inTenant, sameTenantRef } from '../../platform/db/tenancy.js';
+import { AppError, conflict, forbidden, notFound } from '../../platform/http/errors.js';
+import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
+import { canManageCourses, isOwnerOrAdmin } from '../../platform/auth/permissions.js';
+import { newId } from '../../platform/ids.js';
+import { requireAccess } from '../access/access.service.js';
+import { courses } from '../courses/courses.tables.js';
+import { enrollments } from '../enrollments/enrollments.tables.js';
+import { enrollStudents, lockCourse } from '../enrollments/enrollments.service.js';
+import { assertFeesAllow } from '../institutions/fee-gating.js';
+import { getSettings } from '../institutions/institutions.service.js';
+import { learningPathCourses, learningPathEnrollments, learningPaths, type LearningPath } from './learning-paths.tables.js';
+
+type PathStatus = LearningPath['status'];
+
+/** A path the caller may see: staff any; learners PUBLISHED ones and the ones they are on (anything else 404). */
+async function visiblePath(ctx: ServiceContext, id: string): Promise<LearningPath> {
+  const [path] = await ctx.db
+    .select()
+    .from(learningPaths)
+    .where(byId(ctx, learningPaths, id))
+    .limit(1);
+  if (!path) throw notFound('Learning path');
+  if (canManageCourses(ctx.actor) || path.status === 'PUBLISHED') return path;
+  const [mine] = await ctx.db
+    .select({ id: learningPathEnrollments.id })
+    .from(learningPathEnrollments)
+    .where(and(inTenant(ctx, learningPathEnrollments), eq(learningPathEnrollments.pathId, id), eq(learningPathEnrollments.studentId, ctx.actor.personId)));
+  if (!mine) throw notFound('Learning path');
+  return path;
+}
+
+/** Change a path: canManageCourses and its creator, or ADMIN. */
+async function editablePath(ctx: ServiceContext, id: string): Promise<LearningPath> {
+  await requireAccess(ctx, 'catalog.author', null);
+  const path = await visiblePath(ctx, id);
+  if (!isOwnerOrAdmin(ctx.actor, path.createdBy)) throw forbidden('Only the creator of this path or an administrator may change it');
+  return path;
+}
+
+/** The path as the caller sees it: its courses in order with the caller's enrollment and the order lock. */
+async function pathDto(ctx: ServiceContext, path: LearningPath) {
+  const [rows, [onPath]] = await Promise.all([
+    ctx.db
+      .select({ link: learningPathCourses, course: courses, enrollment: enrollments })
+      .from(learningPathCourses)
+      .innerJoin(courses, sameTenantRef(learningPathCourses.courseId, learningPathCourses.institutionId, courses))
+      .leftJoin(
+        enrollments,
+        and(
+          eq(enrollments.institutionId, learningPathCourses.institutionId),
+          eq(enrollments.courseId, learningPathCourses.courseId),
+          eq(enrollments.studentId, ctx.actor.personId),
+        ),
+      )
+      .where(and(inTenant(ctx, learningPathCourses), eq(learningPathCourses.pathId, path.id)))
+      .orderBy(asc(learningPathCourses.position)),
+    ctx.db
+      .select({ id: learningPathEnrollments.id })
+      .from(learningPathEnrollments)
+      .where(and(inTenant(ctx, learningPathEnrollments), eq(learningPathEnrollments.pathId, path.id), eq(learningPathEnrollments.studentId, ctx.actor.personId))),
+  ]);
+  let blocked = false;
+  const list = rows.map(({ link, course, enrollment }) => {
+    const completed = enrollment?.status === 'COMPLETED';
+    const item = {
+      courseId: course.id,
+      title: course.title,
+      position: link.position,
+      status: course.status,
+      enrollmentStatus: enrollment?.status ?? null,
+      progress: enrollment?.progress ?? null,
+      locked: blocked,
+    };
+    if (!completed) blocked = true;
+    return item;
+  });
+  const completedCourses = list.filter((c) => c.enrollmentStatus === 'COMPLETED').length;
+  return {
+    id: path.id,
+    title: path.title,
+    description: path.description,
+    status: path.status,
+    createdBy: path.createdBy,
+    courseCount: list.length,
+    courses: list,
+    enrolled: !!onPath,
+    progress: {
+      completedCourses,
+      totalCourses: list.length,
+      percent: list.length ? Math.round((completedCourses / list.length) * 100) : 0,
+      nextCourseId: list.find((c) => c.enrollmentStatus !== 'COMPLETED')?.courseId ?? null,
+    },
+    createdAt: iso(path.createdAt),
+    updatedAt: iso(path.updatedAt),
+  };
+}
+
+/** GET /api/learning-paths: staff see every path; learners the PUBLISHED ones and the ones they are on. */
+export async function listPaths(ctx: ServiceContext, q: { page: number; perPage?: number; limit?: number; status?: PathStatus }) {
+  const page = toPage(q);
+  const staff = canManageCourses(ctx.actor);
+  const mine = sql`exists (select 1 from ${learningPathEnrollments} where ${learningPathEnrollments.institutionId} = ${learningPaths.institutionId} and ${learningPathEnrollments.pathId} = ${learningPaths.id} and ${learningPathEnrollments.studentId} = ${ctx.actor.personId})`;
+  const where = and(inTenant(ctx, learningPaths), staff ? (q.status ? eq(learningPaths.status, q.status) : undefined) : or(eq(learningPaths.status, 'PUBLISHED'), mine));
+  const [paths, [{ total }]] = await Promise.all([
+    ctx.db.select().from(learningPaths).where(where).orderBy(desc(learningPaths.createdAt), desc(learningPaths.id)).limit(page.perPage).offset(pageOffset(page)),
+    ctx.db.select({ total: count() }).from(learningPaths).where(where),
+  ]);
+  const rows = await Promise.all(
+    paths.map(async (p) => {
+      const { courses: _courses, ...rest } = await pathDto(ctx, p);
+      return rest;
+    }),
+  );
+  return { rows, meta: pageMeta(page, Number(total)) };
+}
+
+/** Courses of the caller's institution by id: every id must exist here, else 404 (another institution's course included). */
+async function coursesOfInstitution(ctx: ServiceContext, ids: string[]) {
+  if (ids.length === 0) return;
+  const found = await ctx.db
+    .select({ id: courses.id })
+    .from(courses)
+    .where(and(inTenant(ctx, courses), inArray(courses.id, ids)));
+  const known = new Set(found.map((c) => c.id));
+  const missing = ids.filter((id) => !known.has(id));
+  if (missing.length > 0) throw new AppError('NOT_FOUND', 'Course not found', { courseIds: missing });
+  if (new Set(ids).size !== ids.length) throw conflict('A course appears twice in the path');
+}
+
+/** POST /api/learning-paths (canManageCourses). */
+export async function createPath(ctx: ServiceContext, body: { title: string; description?: string | null; status: PathStatus; courseIds?: string[] }) {
+  await requireAccess(ctx, 'catalog.author', null);
+  const courseIds = body.courseIds ?? [];
+  await coursesOfInstitution(ctx, courseIds);
+  const path = await withTx(ctx, async (tx) => {
+    const now = tx.clock.now();
+    const [row] = await tx.db
+      .insert(learningPaths)
+      .values({
+        institutionId: tx.institutionId,
+        id: newId(),
+        title: body.title,
+        description: body.description ?? null,
+        status: body.status,
+        createdBy: tx.actor.personId,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    if (courseIds.length > 0) {
+      await tx.db
+        .insert(learningPathCourses)
+        .values(courseIds.map((courseId, position) => ({ institutionId: tx.institutionId, id: newId(), pathId: row!.id, courseId, position })));
+    }
+    return row!;
+  });
+  return pathDto(ctx, path);
+}
+
+export async function getPath(ctx: ServiceContext, id: string) {
+  return pathDto(ctx, await visiblePath(ctx, id));
+}
+
+/** PATCH /api/learning-paths/{id}: title, description, status (creator or ADMIN). */
+export async function updatePath(ctx: ServiceContext, id: string, body: { title?: string; description?: string | null; status?: PathStatus }) {
+  const path = await editablePath(ctx, id);
+  const [row] = await ctx.db
+    .update(learningPaths)
+    .set({ ...body, updatedAt: ctx.clock.now() })
+    .where(byId(ctx, learningPaths, path.id))
+    .returning();
+  return pathDto(ctx, row!);
+}
+
+/**
+ * POST /api/learning-paths/{id}/courses: add one course or several, at `position` (default the
+ * end); later courses move down. A course of another institution is 404; one already on the
+ * path 409.
+ */
+export async function addCourses(ctx: ServiceContext, id: string, body: { courseId?: string; courseIds?: string[]; position?: number }) {
+  const path = await editablePath(ctx, id);
+  const ids = [...(body.courseId ? [body.courseId] : []), ...(body.courseIds ?? [])];
+  await coursesOfInstitution(ctx, ids);
+  await withTx(ctx, async (tx) => {
+    // Lock the path so concurrent additions keep positions dense.
+    await tx.db
+      .select({ id: learningPaths.id })
+      .from(learningPaths)
+      .where(byId(tx, learningPaths, path.id))
+      .for('update');
+    const current = await tx.db
+      .select()
+      .from(learningPathCourses)
+      .where(and(inTenant(tx, learningPathCourses), eq(learningPathCourses.pathId, path.id)))
+      .orderBy(asc(learningPathCourses.position));
+    if (current.some((c) => ids.includes(c.courseId))) throw conflict('The course is already on this path');
+    const at = Math.min(body.position ?? current.length, current.length);
+    const order = [...current.slice(0, at).map((c) => c.courseId), ...ids, ...current.slice(at).map((c) => c.courseId)];
+    await tx.db.delete(learningPathCourses).where(and(inTenant(tx, learningPathCourses), eq(learningPathCourses.pathId, path.id)));
+    await tx.db.insert(learningPathCourses).values(order.map((courseId, position) => ({ institutionId: tx.institutionId, id: newId(), pathId: path.id, courseId, position })));
+    await tx.db
+      .update(learningPaths)
+      .set({ updatedAt: tx.clock.now() })
+      .where(byId(tx, learningPaths, path.id));
+  });
+  return getPath(ctx, path.id);
+}
+
+type CourseResult = 'ENROLLED' | 'ALREADY_ENROLLED' | 'COURSE_FULL' | 'NOT_AVAILABLE';
+
+/**
+ * POST /api/learning-paths/{id}/enroll: puts students on a PUBLISHED path and enrolls them in
+ * its courses in path order, reporting each course (a full or unpublished course is reported,
+ * not a failure of the whole). Idempotent. Learners enroll themselves (self-enrollment and fee
+ * rules as for a course); staff may pass `studentIds`. The path's order is kept as `locked` in
+ * the path view: a course is locked until the ones before it are completed.
+ */
+export async function enrollPath(ctx: ServiceContext, id: string, body: { studentIds?: string[] } | null | undefined) {
+  const path = await visiblePath(ctx, id);
+  if (path.status !== 'PUBLISHED') throw conflict('Only a published path takes enrollments');
+  let students: string[];
+  if (body?.studentIds) {
+    await requireAccess(ctx, 'catalog.author', null);
+    students = [...new Set(body.studentIds)];
+  } else {
+    if (ctx.actor.role !== 'STUDENT') throw forbidden('Only students enroll themselves; staff pass studentIds');
+    const settings = await getSettings(ctx.db, ctx.institutionId);
+    if (!settings.allowSelfEnrollment) throw forbidden('Self-enrollment is turned off for this institution');
+    await assertFeesAllow(ctx, 'enrollment');
+    students = [ctx.actor.personId];
+  }
+  const links = await ctx.db
+    .select({ courseId: learningPathCourses.courseId, position: learningPathCourses.position, status: courses.status })
+    .from(learningPathCourses)
+    .innerJoin(courses, sameTenantRef(learningPathCourses.courseId, learningPathCourses.institutionId, courses))
+    .where(and(inTenant(ctx, learningPathCourses), eq(learningPathCourses.pathId, path.id)))
+    .orderBy(asc(learningPathCourses.position));
+  const results = new Map(students.map((s) => [s, [] as Array<{ courseId: string; position: number; result: CourseResult }>]));
+  await withTx(ctx, async (tx) => {
+    const now = tx.clock.now();
+    await tx.db
+      .insert(learningPathEnrollments)
+      .values(students.map((studentId) => ({ institutionId: tx.institutionId, id: newId(), pathId: path.id, studentId, enrolledAt: now })))
+      .onConflictDoNothing();
+    for (const link of links) {
+      if (link.status !== 'PUBLISHED') {
+        for (const s of students) results.get(s)!.push({ courseId: link.courseId, position: link.position, result: 'NOT_AVAILABLE' });
+        continue;
+      }
+      const outcomes = await enrollStudents(tx, await lockCourse(tx, link.courseId), students);
+      for (const s of students) {
+        const o = outcomes.get(s);
+        results
+          .get(s)!
+          .push({ courseId: link.courseId, position: link.position, result: o?.kind === 'enrolled' ? 'ENROLLED' : o?.kind === 'already' ? 'ALREADY_ENROLLED' : 'COURSE_FULL' });
+      }
+    }
+  });
+  return { pathId: path.id, students: students.map((studentId) => ({ studentId, courses: results.get(studentId)! })) };
+}
