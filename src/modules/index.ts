@@ -16,6 +16,7 @@ import { assignmentsModule } from './assignments/assignments.routes.js';
 import { parentModule } from './parent/parent.routes.js';
 import { gamificationModule } from './gamification/gamification.routes.js';
 import { learningPathsModule } from './learning-paths/learning-paths.routes.js';
+import { complianceModule } from './compliance/compliance.routes.js';
 import { cronModule } from './cron/cron.routes.js';
 import { devModule } from './dev/dev.routes.js';
 
@@ -40,6 +41,7 @@ export const modules: AppModule[] = [
   parentModule,
   gamificationModule,
   learningPathsModule,
+  complianceModule,
   notificationsModule,
   cronModule,
   devModule,

@@ -16,3 +16,4 @@ export * from './analytics/analytics.tables.js';
 export * from './assignments/assignments.tables.js';
 export * from './gamification/gamification.tables.js';
 export * from './learning-paths/learning-paths.tables.js';
+export * from './compliance/compliance.tables.js';

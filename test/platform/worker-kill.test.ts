@@ -26,12 +26,17 @@ const SMTP_DELAY_MS = 150;
 /**
  * An SMTP server that answers each message after a delay, and keeps it only if the client is
  * still connected when it accepts: a message whose sender died before the 250 reply was never
- * delivered, as with a real mail server that sees the connection drop mid-transaction.
+ * delivered, as with a real mail server that sees the connection drop mid-transaction. The
+ * message numbered `hold.at` is not answered until `hold.release()` (the test kills its sender
+ * first), so the kill lands mid-send whatever the machine's load.
  */
 async function slowSmtp() {
   const accepted: string[] = [];
   /** Messages whose data arrived (accepted or not yet answered). */
   const received = { count: 0 };
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((r) => (release = r));
+  const hold = { at: 9, release };
   const closed = new Set<string>();
   const server = new SMTPServer({
     authOptional: true,
@@ -40,10 +45,11 @@ async function slowSmtp() {
       closed.add(session.id);
     },
     onData(stream, session, callback) {
-      received.count++;
+      const n = ++received.count;
       simpleParser(stream)
         .then(async (mail) => {
           await new Promise((r) => setTimeout(r, SMTP_DELAY_MS));
+          if (n === hold.at) await released;
           if (!closed.has(session.id)) accepted.push(mail.messageId ?? '');
           callback();
         })
@@ -52,7 +58,7 @@ async function slowSmtp() {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as { port: number }).port;
-  return { url: `smtp://127.0.0.1:${port}`, accepted, received, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return { url: `smtp://127.0.0.1:${port}`, accepted, received, hold, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
 describe.skipIf(!baseUrl)('a worker killed mid-batch', () => {
@@ -122,11 +128,13 @@ describe.skipIf(!baseUrl)('a worker killed mid-batch', () => {
       { institutionId: 'inst_demo', key: 'ENROLL_WELCOME', recipients: STUDENTS, metadata: { courseTitle: 'Biology' } },
     );
     const first = startWorker();
-    // Kill it while the 9th e-mail waits for the server's answer: the worker sends one at a
-    // time and records each before the next, so the first 8 are recorded SENT by now.
-    await waitFor('the first worker to be sending its 9th e-mail', () => smtp.received.count >= 9 && smtp.accepted.length === 8);
+    // Kill it while the 9th e-mail waits for the server's answer (held back): the worker sends
+    // one at a time and records each before the next, so the first 8 are recorded SENT by now.
+    await waitFor('the first worker to be sending its 9th e-mail', () => smtp.received.count >= 9);
     first.kill('SIGKILL');
     await new Promise((r) => first.once('exit', r));
+    await new Promise((r) => setTimeout(r, SMTP_DELAY_MS));
+    smtp.hold.release();
     await new Promise((r) => setTimeout(r, SMTP_DELAY_MS * 2));
     // The 9th was never accepted (its sender died first); the 8 before it are recorded SENT.
     expect(smtp.accepted).toHaveLength(8);

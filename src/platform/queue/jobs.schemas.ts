@@ -68,6 +68,13 @@ export const jobDefinitions = defineJobs({
     timeoutMs: 5 * 60_000,
     maxAttempts: 6,
   },
+  /** Hourly: compliance completions, due-soon and overdue reminders, recurrence cycles. */
+  'compliance.sweep': {
+    payload: z.object({}),
+    timeoutMs: 10 * 60_000,
+    maxAttempts: 3,
+    schedule: { cron: '41 * * * *' },
+  },
   [QUEUE_MAINTENANCE_JOB]: {
     payload: z.object({}),
     timeoutMs: 10 * 60_000,

@@ -1,0 +1,87 @@
+import type { AppModule, ModuleRoutes } from '../types.js';
+import { typed } from '../types.js';
+import { envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
+import { serviceContext } from '../../platform/context.js';
+import { actorOf } from '../../platform/auth/auth-plugin.js';
+import { createTrainingBody, pageQuery, recordSchema, recordsQuery, trainingSchema, waiveBody } from './compliance.schemas.js';
+import * as compliance from './compliance.service.js';
+
+const tags = ['compliance'];
+
+/** Spec 4.9 compliance rows: required training, per-person records, waivers. */
+const routes: ModuleRoutes = async (app, deps) => {
+  const r = typed(app);
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
+
+  r.get(
+    '/api/compliance/training',
+    {
+      schema: { tags, operationId: 'listComplianceTrainings', summary: 'Required trainings (staff)', querystring: pageQuery, response: { 200: pagedEnvelope(trainingSchema) } },
+    },
+    async (req) => {
+      const { rows, meta } = await compliance.listTrainings(ctxOf(req), req.query);
+      return paged(rows, meta);
+    },
+  );
+
+  r.post(
+    '/api/compliance/training',
+    {
+      schema: {
+        tags,
+        operationId: 'createComplianceTraining',
+        summary: 'Require a course for classes, sections or roles by a due date (ADMIN)',
+        description:
+          'Students of the classes and sections (and every class when roles include STUDENT) are read from the CRM roster, get a record and an enrollment in the course. ' +
+          'TEACHER and ADMIN targets get their record when they first read their records. `recurrenceMonths`: the next cycle opens that long after a completion.',
+        body: createTrainingBody,
+        response: { 201: envelope(trainingSchema) },
+      },
+    },
+    async (req, reply) => reply.code(201).send(ok(await compliance.createTraining(ctxOf(req), req.body))),
+  );
+
+  r.get(
+    '/api/compliance/records',
+    {
+      schema: {
+        tags,
+        operationId: 'listComplianceRecords',
+        summary: 'Compliance records: the current cycle of each obligation',
+        description:
+          'Status: WAIVED, COMPLETED (the course completed since the cycle began), OVERDUE (past due) or ASSIGNED. Learners see their own; staff filter by class, section, training, person and status.',
+        querystring: recordsQuery,
+        response: { 200: pagedEnvelope(recordSchema) },
+      },
+    },
+    async (req) => {
+      const { rows, meta } = await compliance.listRecords(ctxOf(req), req.query);
+      return paged(rows, meta);
+    },
+  );
+
+  r.post(
+    '/api/compliance/waive',
+    {
+      schema: {
+        tags,
+        operationId: 'waiveComplianceRecord',
+        summary: 'Waive the current cycle of a record, with a reason (ADMIN)',
+        description: 'Reason 3–500 characters; a waived record is 409.',
+        body: waiveBody,
+        response: { 200: envelope(recordSchema) },
+      },
+    },
+    async (req) => ok(await compliance.waive(ctxOf(req), req.body)),
+  );
+};
+
+export const complianceModule: AppModule = {
+  name: 'compliance',
+  routes,
+  jobs: (deps) => ({
+    'compliance.sweep': async () => {
+      await compliance.sweepCompliance(deps);
+    },
+  }),
+};

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { MAX_PAGE_SIZE } from '../../platform/http/pagination.js';
+import { ROLES } from '../../platform/auth/tokens.js';
+import { COMPLIANCE_STATUSES } from './compliance.tables.js';
+
+const page = {
+  page: z.coerce.number().int().min(1).default(1),
+  perPage: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
+};
+const ids = z.array(z.string().min(1).max(200)).max(200).default([]);
+
+export const pageQuery = z.object(page);
+
+export const createTrainingBody = z
+  .strictObject({
+    courseId: z.string().min(1).max(200),
+    title: z.string().trim().min(1).max(200).optional(),
+    classIds: ids,
+    sectionIds: ids,
+    roles: z.array(z.enum(ROLES)).max(4).default([]),
+    dueDate: z.string().datetime({ offset: true }),
+    recurrenceMonths: z.number().int().min(1).max(120).nullable().optional(),
+  })
+  .refine((b) => b.classIds.length + b.sectionIds.length + b.roles.length > 0, 'target at least one class, section or role');
+
+export const trainingSchema = z.object({
+  id: z.string(),
+  courseId: z.string(),
+  title: z.string(),
+  classIds: z.array(z.string()),
+  sectionIds: z.array(z.string()),
+  roles: z.array(z.string()),
+  dueDate: z.string(),
+  recurrenceMonths: z.number().int().nullable(),
+  assignedCount: z.number().int().describe('people assigned in the first cycle'),
+  createdBy: z.string(),
+  createdAt: z.string(),
+});
+
+export const recordsQuery = z.object({
+  ...page,
+  status: z.enum(COMPLIANCE_STATUSES).optional(),
+  classId: z.string().min(1).max(200).optional().describe('staff'),
+  sectionId: z.string().min(1).max(200).optional().describe('staff'),
+  trainingId: z.string().min(1).max(200).optional(),
+  personId: z.string().min(1).max(200).optional().describe('staff'),
+});
+
+export const recordSchema = z.object({
+  id: z.string(),
+  trainingId: z.string(),
+  title: z.string(),
+  courseId: z.string(),
+  personId: z.string(),
+  classId: z.string().nullable(),
+  sectionId: z.string().nullable(),
+  cycle: z.number().int(),
+  status: z.enum(COMPLIANCE_STATUSES),
+  assignedAt: z.string(),
+  dueAt: z.string(),
+  completedAt: z.string().nullable(),
+  waivedAt: z.string().nullable(),
+  waiveReason: z.string().nullable(),
+});
+
+export const waiveBody = z.strictObject({ recordId: z.string().min(1).max(200), reason: z.string().trim().min(3).max(500) });
