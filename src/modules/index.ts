@@ -13,6 +13,7 @@ import { settingsModule } from './settings/settings.routes.js';
 import { syncModule } from './sync/sync.routes.js';
 import { notificationsModule } from './notifications/notifications.routes.js';
 import { assignmentsModule } from './assignments/assignments.routes.js';
+import { liveSessionsModule } from './live-sessions/live-sessions.routes.js';
 import { cronModule } from './cron/cron.routes.js';
 import { devModule } from './dev/dev.routes.js';
 
@@ -34,6 +35,7 @@ export const modules: AppModule[] = [
   captionsModule,
   filesModule,
   assignmentsModule,
+  liveSessionsModule,
   notificationsModule,
   cronModule,
   devModule,

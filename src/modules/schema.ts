@@ -14,3 +14,4 @@ export * from './files/files.tables.js';
 export * from './notifications/notifications.tables.js';
 export * from './analytics/analytics.tables.js';
 export * from './assignments/assignments.tables.js';
+export * from './live-sessions/live-sessions.tables.js';
