@@ -227,7 +227,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           'RFC 5545 (`text/calendar; charset=utf-8`, attachment `live-session-<id>.ics`): start, end (start + duration), title, URL and a UID that stays the same for the session.',
           'getLiveSessionCalendar',
         ),
-        response: { 200: { description: 'an iCalendar file', content: { 'text/calendar': { schema: { type: 'string' } } } } },
+        response: { 200: { description: 'an iCalendar file', content: { 'text/calendar': { schema: z.string().describe('iCalendar text (RFC 5545)') } } } },
       },
     },
     async (req, reply) => {
