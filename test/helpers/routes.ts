@@ -200,7 +200,10 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
   expect(queue.reviews).toHaveLength(1);
 
   const live = await okData(
-    await t.request('POST', '/api/live-sessions', { token: admin, body: { courseId: course.id, title: `Live ${tag}`, scheduledAt: '2026-03-02T10:00:00.000Z', durationMinutes: 45 } }),
+    await t.request('POST', '/api/live-sessions', {
+      token: admin,
+      body: { courseId: course.id, title: `Live ${tag}`, scheduledAt: '2026-03-02T10:00:00.000Z', durationMinutes: 45 },
+    }),
     201,
   );
   await okData(await t.request('POST', `/api/live-sessions/${live.id}/register`, { token: student }), 200);
