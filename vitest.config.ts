@@ -16,6 +16,7 @@ const UNIT = [
   'test/platform/push/*.test.ts',
   'test/dev/crm-sim.test.ts',
   'test/dev/smtp-sink.test.ts',
+  'test/platform/recorder/*.test.ts',
 ];
 const PROCESS = [
   'test/platform/shutdown.test.ts',
