@@ -496,7 +496,8 @@ describe('the whole cycle through the recorder simulator', () => {
       expectOk(await startRec(s.id, host, app));
       expectOk(await stopRec(s.id, host, app));
       const deadline = Date.now() + 15_000;
-      while ((await row(s.id, app)).recordingStatus !== 'READY') {
+      // READY is committed before the simulator has read the answer: wait for both.
+      while ((await row(s.id, app)).recordingStatus !== 'READY' || !sim.callbacks[0]?.delivered) {
         if (Date.now() > deadline) throw new Error(`no READY: ${JSON.stringify(sim.callbacks)}`);
         await new Promise((r) => setTimeout(r, 50));
       }

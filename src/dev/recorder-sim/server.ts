@@ -1,10 +1,10 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import { z } from 'zod';
 import { DEV_RECORDING_API_TOKEN, DEV_RECORDING_WEBHOOK_SECRET } from '../../config.js';
-import { hmacSha256Hex } from '../../platform/auth/signatures.js';
+import { hmacSha256Hex, safeEqual } from '../../platform/auth/signatures.js';
 
 /**
  * Recorder simulator (development and tests): the recorder API of `platform/recorder/client.ts`
@@ -298,10 +298,7 @@ export async function startRecorderSim(opts: RecorderSimOptions = {}): Promise<R
 
 function bearerMatches(header: string | undefined, token: string): boolean {
   const match = /^Bearer (.+)$/.exec(header ?? '');
-  if (!match) return false;
-  const given = Buffer.from(match[1]!);
-  const expected = Buffer.from(token);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return !!match && safeEqual(match[1]!, token);
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown) {

@@ -45,7 +45,8 @@ function unavailable(log: Logger, err: unknown, message: string, sessionId: stri
 
 const isActive = (s: RecordingStatus | null) => s === 'PENDING' || s === 'RECORDING';
 
-async function reload(scope: { db: ServiceContext['db'] } & TenantScope, id: string): Promise<LiveSession> {
+/** The session row as it is now (after a conditional update found it changed). */
+export async function reload(scope: { db: ServiceContext['db'] } & TenantScope, id: string): Promise<LiveSession> {
   const [row] = await scope.db
     .select()
     .from(liveSessions)

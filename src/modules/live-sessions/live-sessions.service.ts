@@ -10,7 +10,7 @@ import { enrollments } from '../enrollments/enrollments.tables.js';
 import { institutionSlug } from '../institutions/institutions.service.js';
 import { calendarFileName, sessionCalendar, sessionPath } from './live-sessions.calendar.js';
 import { sessionDto } from './live-sessions.dto.js';
-import { stopActiveRecording } from './live-sessions.recording.js';
+import { reload, stopActiveRecording } from './live-sessions.recording.js';
 import type { AttendanceInput, CreateSessionInput, ListSessionsQuery } from './live-sessions.schemas.js';
 import { liveSessions, ROSTER_STATUSES, type LiveSession } from './live-sessions.tables.js';
 
@@ -64,15 +64,6 @@ export async function listSessions(ctx: ServiceContext, query: ListSessionsQuery
 export async function getSession(ctx: ServiceContext, id: string) {
   const { session } = await requireAccess(ctx, 'liveSession.view', id);
   return sessionDto(session);
-}
-
-async function reload(ctx: ServiceContext, id: string): Promise<LiveSession> {
-  const [row] = await ctx.db
-    .select()
-    .from(liveSessions)
-    .where(byId(ctx, liveSessions, id))
-    .limit(1);
-  return row!;
 }
 
 /**
