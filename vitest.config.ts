@@ -16,8 +16,15 @@ const UNIT = [
   'test/platform/push/*.test.ts',
   'test/dev/crm-sim.test.ts',
   'test/dev/smtp-sink.test.ts',
+  'test/platform/recorder/*.test.ts',
 ];
-const PROCESS = ['test/platform/shutdown.test.ts', 'test/platform/build.test.ts', 'test/platform/vapid-cli.test.ts', 'test/platform/worker-kill.test.ts'];
+const PROCESS = [
+  'test/platform/shutdown.test.ts',
+  'test/platform/start-recording.test.ts',
+  'test/platform/build.test.ts',
+  'test/platform/vapid-cli.test.ts',
+  'test/platform/worker-kill.test.ts',
+];
 
 export default defineConfig({
   test: {

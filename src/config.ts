@@ -9,6 +9,9 @@ import { z } from 'zod';
 
 const DEV_AUTH_SECRET = 'dev-only-auth-secret-change-me-in-production-0123456789';
 export const DEV_CRM_API_KEY = 'dev-crm-api-key';
+/** The recorder simulator's bearer token and webhook secret under `lms start` (development only). */
+export const DEV_RECORDING_API_TOKEN = 'dev-recording-api-token';
+export const DEV_RECORDING_WEBHOOK_SECRET = 'dev-recording-webhook-secret';
 
 const optionalUrl = z.string().url().optional();
 const port = z.coerce.number().int().min(0).max(65535);
@@ -45,10 +48,21 @@ const envSchema = z.object({
   CRM_TIMEOUT_MS: positiveInt.default(5000),
   CRM_CONNECT_TIMEOUT_MS: positiveInt.default(2000),
   CRON_SECRET: z.string().min(1).optional(),
-  RECORDING_API_URL: optionalUrl,
-  RECORDING_API_TOKEN: z.string().optional(),
-  RECORDING_WEBHOOK_SECRET: z.string().optional(),
-  RECORDING_ROOM_PREFIX: z.string().default('lms'),
+  /** The external recorder's API; with RECORDING_API_TOKEN and RECORDING_WEBHOOK_SECRET recording works (spec 5.4). */
+  RECORDING_API_URL: z
+    .string()
+    .url()
+    .regex(/^https?:\/\//i, 'must be an http:// or https:// URL')
+    .optional(),
+  RECORDING_API_TOKEN: z.string().min(1).optional(),
+  RECORDING_WEBHOOK_SECRET: z.string().min(1).optional(),
+  /** First part of a room name `<prefix>-<institution slug>-<session id>`. */
+  RECORDING_ROOM_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,31}$/i, 'must be 1 to 32 letters, digits or hyphens, starting with a letter or digit')
+    .default('lms'),
+  RECORDING_TIMEOUT_MS: positiveInt.default(10_000),
+  RECORDING_CONNECT_TIMEOUT_MS: positiveInt.default(3_000),
   SMTP_URL: z
     .string()
     .url()

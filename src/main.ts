@@ -11,6 +11,7 @@ import { createWorker } from './worker/worker.js';
 import { jobsCommand, JobsCliError } from './platform/queue/cli.js';
 import { systemClock } from './platform/clock.js';
 import { startCrmSim } from './dev/crm-sim/server.js';
+import { startRecorderSim, type RecorderSim } from './dev/recorder-sim/server.js';
 import { demoLogins } from './dev/demo.js';
 import { startSmtpSink, type SmtpSink } from './dev/smtp-sink.js';
 import { describeSmtpUrl } from './platform/mail/mailer.js';
@@ -26,6 +27,7 @@ const USAGE = `usage: lms <command>
   jobs       list background jobs (dead by default): [--status dead|queued|running|done|all] [--name <job>] [--limit N]
              jobs retry <id>: queue a dead job again
   crm-sim    run the CRM simulator alone
+  recorder-sim  run the recorder simulator alone (calls back the callbackUrl each recording was started with)
   vapid      print a fresh VAPID key pair for web push (VAPID_PUBLIC_KEY=… / VAPID_PRIVATE_KEY=…)`;
 
 function onShutdown(fn: () => Promise<void>) {
@@ -125,6 +127,23 @@ async function start() {
     env.CRM_API_KEY ??= sim.apiKey;
     simNote = `CRM simulator: http://${sim.baseDomain} (tenant addresses http://<slug>.${sim.baseDomain})`;
   }
+  // With no recorder configured, run the recorder simulator on loopback: it calls the webhook back
+  // after a stop, signed with the webhook secret, so a recording ends in READY. An empty value
+  // counts as unset here as everywhere (`||`, not `??`).
+  let recorderSim: RecorderSim | undefined;
+  let recorderNote = '';
+  if (!env.RECORDING_API_URL) {
+    recorderSim = await startRecorderSim({
+      port: Number(env.RECORDER_SIM_PORT || 0),
+      token: env.RECORDING_API_TOKEN || undefined,
+      webhookSecret: env.RECORDING_WEBHOOK_SECRET || undefined,
+      log: console,
+    });
+    env.RECORDING_API_URL = recorderSim.url;
+    env.RECORDING_API_TOKEN = recorderSim.token;
+    env.RECORDING_WEBHOOK_SECRET = recorderSim.webhookSecret;
+    recorderNote = `Recorder simulator: ${recorderSim.url} (calls the webhook back about 2 s after a stop)`;
+  }
   let config = loadConfig(env, { secrets: 'development' });
   if (config.usingDevSecret) {
     console.warn('[lms] AUTH_SECRET is not set: using the public development secret (lms start only; anyone can forge tokens for it)');
@@ -142,6 +161,7 @@ async function start() {
   const base = config.publicBaseUrl;
   const closeSink = async () => {
     await sink?.close();
+    await recorderSim?.close();
   };
   await serve(
     config,
@@ -153,6 +173,7 @@ async function start() {
         `LMS service running at ${base}`,
         `API docs: ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
         simNote,
+        ...(recorderNote ? [recorderNote] : []),
         mailNote,
         '',
         'Demo tokens (send as "Authorization: Bearer <token>"):',
@@ -221,6 +242,18 @@ export async function main(argv = process.argv.slice(2)) {
         return await token(loadConfig(), rest);
       case 'jobs':
         return await jobs(loadConfig(), rest);
+      case 'recorder-sim': {
+        const sim = await startRecorderSim({
+          port: Number(process.env.RECORDER_SIM_PORT || 4020),
+          token: process.env.RECORDING_API_TOKEN || undefined,
+          webhookSecret: process.env.RECORDING_WEBHOOK_SECRET || undefined,
+          log: console,
+        });
+        console.log(`Recorder simulator on ${sim.url}`);
+        console.log(`  point the service at it with: RECORDING_API_URL=${sim.url} RECORDING_API_TOKEN=${sim.token} RECORDING_WEBHOOK_SECRET=${sim.webhookSecret}`);
+        onShutdown(() => sim.close());
+        return;
+      }
       case 'vapid':
         console.log(vapidKeyLines());
         return;

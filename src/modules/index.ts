@@ -17,6 +17,7 @@ import { parentModule } from './parent/parent.routes.js';
 import { gamificationModule } from './gamification/gamification.routes.js';
 import { learningPathsModule } from './learning-paths/learning-paths.routes.js';
 import { complianceModule } from './compliance/compliance.routes.js';
+import { liveSessionsModule } from './live-sessions/live-sessions.routes.js';
 import { cronModule } from './cron/cron.routes.js';
 import { devModule } from './dev/dev.routes.js';
 
@@ -42,6 +43,7 @@ export const modules: AppModule[] = [
   gamificationModule,
   learningPathsModule,
   complianceModule,
+  liveSessionsModule,
   notificationsModule,
   cronModule,
   devModule,

@@ -17,3 +17,4 @@ export * from './assignments/assignments.tables.js';
 export * from './gamification/gamification.tables.js';
 export * from './learning-paths/learning-paths.tables.js';
 export * from './compliance/compliance.tables.js';
+export * from './live-sessions/live-sessions.tables.js';

@@ -12,6 +12,7 @@ import { derivedKey } from './auth/signatures.js';
 import type { Storage } from './storage/types.js';
 import { createMailer, type Mailer } from './mail/mailer.js';
 import { createPushSender, type PushSender } from './push/push.js';
+import { createRecorderClient, type RecorderClient } from './recorder/client.js';
 
 export interface DepsOverrides {
   clock?: Clock;
@@ -21,6 +22,7 @@ export interface DepsOverrides {
   log?: Deps['log'];
   mailer?: Mailer;
   push?: PushSender;
+  recorder?: RecorderClient;
 }
 
 /** Opens the database and builds every collaborator from configuration. */
@@ -51,5 +53,13 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const storage = overrides.storage ?? createStorage(config, clock);
   const mailer = overrides.mailer ?? createMailer(config, log);
   const push = overrides.push ?? createPushSender(config, log);
-  return { config, database, clock, crm, storage, log, mailer, push };
+  const recorder =
+    overrides.recorder ??
+    createRecorderClient({
+      apiUrl: config.RECORDING_API_URL,
+      token: config.RECORDING_API_TOKEN,
+      timeoutMs: config.RECORDING_TIMEOUT_MS,
+      connectTimeoutMs: config.RECORDING_CONNECT_TIMEOUT_MS,
+    });
+  return { config, database, clock, crm, storage, log, mailer, push, recorder };
 }

@@ -7,6 +7,7 @@ import type { Session } from './auth/tokens.js';
 import type { Logger } from './logger.js';
 import type { Mailer } from './mail/mailer.js';
 import type { PushSender } from './push/push.js';
+import type { RecorderClient } from './recorder/client.js';
 
 export type { Logger } from './logger.js';
 
@@ -22,6 +23,8 @@ export interface Deps {
   mailer: Mailer;
   /** Web push (VAPID) and the mobile push provider. */
   push: PushSender;
+  /** The external cloud recorder of live sessions (`RECORDING_API_URL`). */
+  recorder: RecorderClient;
 }
 
 /** What a service call gets: the collaborators plus who is asking, in which tenant. */
@@ -33,6 +36,7 @@ export interface ServiceContext {
   clock: Clock;
   crm: CrmClient;
   storage: Storage;
+  recorder: RecorderClient;
   config: Config;
   log: Logger;
   actor: Session;
@@ -50,6 +54,7 @@ export function serviceContext(deps: Deps, actor: Session, log: Logger): Service
     clock: deps.clock,
     crm: deps.crm,
     storage: deps.storage,
+    recorder: deps.recorder,
     config: deps.config,
     log,
     actor,

@@ -16,6 +16,7 @@ import type { PushSender } from '../../src/platform/push/push.js';
 import type { Worker } from '../../src/platform/queue/queue.js';
 import { createWorker } from '../../src/worker/worker.js';
 import { startCrmSim, type CrmSim } from '../../src/dev/crm-sim/server.js';
+import { startRecorderSim, type RecorderSim } from '../../src/dev/recorder-sim/server.js';
 import { DEMO_INSTITUTION } from '../../src/dev/crm-sim/fixtures.js';
 import { freshDatabase } from './database.js';
 import { RecordingMailer } from './mail.js';
@@ -51,6 +52,8 @@ export interface TestApp {
   db: Db;
   clock: ManualClock;
   crmSim: CrmSim;
+  /** The recorder the app is configured with (unless `env` names another): callbacks wait for `flushCallbacks()` and go into the app. */
+  recorderSim: RecorderSim;
   worker: Worker;
   /** The app's mailer: the one the test passed, else a RecordingMailer. */
   mailer: Mailer;
@@ -84,6 +87,20 @@ export interface TestAppOptions {
  */
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const crmSim = await startCrmSim({ port: 0 });
+  // Callbacks are held until the test flushes them, then delivered into this app (its PUBLIC_BASE_URL is not a real address).
+  const built: { app?: FastifyInstance } = {};
+  const recorderSim = await startRecorderSim({
+    port: 0,
+    token: 'test-recording-token',
+    webhookSecret: 'test-recording-webhook-secret',
+    processingMs: null,
+    transport: async (url, init) => {
+      if (!built.app) throw new Error('the test app is not built yet');
+      const u = new URL(url);
+      const res = await built.app.inject({ method: 'POST', url: `${u.pathname}${u.search}`, headers: init.headers, payload: init.body });
+      return { status: res.statusCode };
+    },
+  });
   const filesDir = await mkdtemp(join(tmpdir(), 'lms-files-'));
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -95,6 +112,9 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     CRM_TIMEOUT_MS: '2000',
     STORAGE_URL: `file://${filesDir}`,
     PUBLIC_BASE_URL: 'http://lms.test',
+    RECORDING_API_URL: recorderSim.url,
+    RECORDING_API_TOKEN: recorderSim.token,
+    RECORDING_WEBHOOK_SECRET: recorderSim.webhookSecret,
     RATE_LIMIT_READ: '100000',
     RATE_LIMIT_WRITE: '100000',
     // A response that does not match its schema fails the request (500), so the test fails.
@@ -108,6 +128,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   const mailer = opts.mailer ?? new RecordingMailer();
   const deps = await createDeps(config, { clock, database, crm: opts.crm, storage: opts.storage, log: silentLog, mailer, push: opts.push });
   const app = await buildApp(deps, { logger: opts.logger ?? false });
+  built.app = app;
   opts.extraRoutes?.(app);
   await app.ready();
   const worker = createWorker(deps, { pollMs: 50 });
@@ -151,6 +172,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     db: database.db,
     clock,
     crmSim,
+    recorderSim,
     worker,
     mailer,
     sentMail: () => {
@@ -160,8 +182,10 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     token,
     request,
     close: async () => {
+      await recorderSim.close();
       await worker.stop();
       await app.close();
+      await deps.recorder.close();
       if (!opts.mailer) await mailer.close();
       await database.close();
       await crmSim.close();

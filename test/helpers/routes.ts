@@ -74,6 +74,8 @@ export interface Fixture {
   peerReviewId: string;
   /** A published learning path with the course. */
   learningPathId: string;
+  /** A LIVE live session of the course (hosted by the admin), which the student registered for and joined. */
+  liveSessionId: string;
   /** Strings planted in the owner's records; no response to another user may contain them. */
   secrets: string[];
 }
@@ -203,12 +205,24 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
     201,
   );
 
+  const live = await okData(
+    await t.request('POST', '/api/live-sessions', {
+      token: admin,
+      body: { courseId: course.id, title: `Live ${tag}`, scheduledAt: '2026-03-02T10:00:00.000Z', durationMinutes: 45 },
+    }),
+    201,
+  );
+  await okData(await t.request('POST', `/api/live-sessions/${live.id}/register`, { token: student }), 200);
+  await okData(await t.request('POST', `/api/live-sessions/${live.id}/start`, { token: admin }), 200);
+  await okData(await t.request('POST', `/api/live-sessions/${live.id}/join`, { token: student }), 200);
+
   return {
     institutionId,
     assignmentId: assignmentLesson.id,
     submissionId: submission.id,
     peerReviewId: queue.reviews[0].id,
     learningPathId: learningPath.id,
+    liveSessionId: live.id,
     courseId: course.id,
     moduleId: mod.id,
     lessonId: lesson.id,
@@ -244,6 +258,7 @@ const BY_SEGMENT: Record<string, (f: Fixture) => string> = {
   'assignments/{id}': (f) => f.assignmentId,
   'peer-reviews/{id}': (f) => f.peerReviewId,
   'learning-paths/{id}': (f) => f.learningPathId,
+  'live-sessions/{id}': (f) => f.liveSessionId,
 };
 const BY_NAME: Record<string, (f: Fixture) => string> = {
   courseId: (f) => f.courseId,

@@ -11,6 +11,7 @@ import { mintToken } from '../../src/platform/auth/tokens.js';
 import { newId } from '../../src/platform/ids.js';
 import { assignments, submissions } from '../../src/modules/assignments/assignments.tables.js';
 import { certificates } from '../../src/modules/certificates/certificates.tables.js';
+import { liveSessionParticipants, liveSessions } from '../../src/modules/live-sessions/live-sessions.tables.js';
 import { DEMO_PARENT_ID, DEMO_SIBLING_ID, DEMO_STUDENT_ID, DEMO_TEACHER_ID, DEMO_UNRELATED_STUDENT_ID, NORTH_PARENT_ID } from '../../src/dev/crm-sim/fixtures.js';
 
 let t: TestApp;
@@ -216,6 +217,60 @@ describe('GET /api/parent/children/{childId}/overview', () => {
     ]);
   });
 
+  it('live classes: attended and missed over COMPLETED sessions of this calendar month in the institution’s zone; at most 5 upcoming', async () => {
+    const admin = await t.token({ role: 'ADMIN', id: 'u_demo_admin' });
+    expect((await t.request('PATCH', '/api/settings', { token: admin, body: { timezone: 'America/New_York' } })).status).toBe(200);
+    const child = DEMO_SIBLING_ID;
+    const course = await createCourse(t, { title: 'Live biology' });
+    await enroll(t, { courseId: course.id, studentId: child });
+    t.clock.set('2026-03-15T12:00:00.000Z');
+    const now = t.clock.now();
+    const session = (scheduledAt: string, status: 'SCHEDULED' | 'COMPLETED') => ({
+      institutionId: 'inst_demo',
+      id: newId(),
+      courseId: course.id,
+      title: `Class ${scheduledAt}`,
+      scheduledAt: new Date(scheduledAt),
+      durationMinutes: 45,
+      hostId: DEMO_TEACHER_ID,
+      createdBy: DEMO_TEACHER_ID,
+      status,
+      createdAt: now,
+      updatedAt: now,
+    });
+    const attended = session('2026-03-02T15:00:00.000Z', 'COMPLETED');
+    const marked = session('2026-03-10T15:00:00.000Z', 'COMPLETED');
+    const missed = session('2026-03-12T15:00:00.000Z', 'COMPLETED');
+    // 22:00 on 28 February in New York: last month there, though March in UTC.
+    const lastMonth = session('2026-03-01T03:00:00.000Z', 'COMPLETED');
+    const future = [1, 2, 3, 4, 5, 6].map((d) => session(`2026-03-${String(15 + d).padStart(2, '0')}T15:00:00.000Z`, 'SCHEDULED'));
+    await t.db.insert(liveSessions).values([attended, marked, missed, lastMonth, ...future] as never);
+    await t.db.insert(liveSessionParticipants).values([
+      { institutionId: 'inst_demo', id: newId(), sessionId: attended.id, personId: child, joinCount: 1, firstJoinedAt: now, createdAt: now, updatedAt: now },
+      { institutionId: 'inst_demo', id: newId(), sessionId: marked.id, personId: child, joinCount: 0, mark: 'PRESENT', createdAt: now, updatedAt: now },
+      { institutionId: 'inst_demo', id: newId(), sessionId: lastMonth.id, personId: child, joinCount: 1, createdAt: now, updatedAt: now },
+    ] as never);
+    try {
+      const res = await t.request('GET', `/api/parent/children/${child}/overview`, { token: await t.token({ role: 'PARENT', id: DEMO_PARENT_ID }) });
+      expect(res.status, res.raw).toBe(200);
+      const live = res.body.data.liveClasses;
+      expect(live.attendedThisMonth).toBe(2);
+      expect(live.missedThisMonth).toBe(1);
+      expect(live.upcoming).toHaveLength(5);
+      expect(live.upcoming[0]).toEqual({
+        sessionId: future[0]!.id,
+        title: future[0]!.title,
+        courseId: course.id,
+        courseTitle: 'Live biology',
+        scheduledAt: '2026-03-16T15:00:00.000Z',
+        durationMinutes: 45,
+      });
+    } finally {
+      t.clock.set('2026-03-02T09:00:00.000Z');
+      await t.request('PATCH', '/api/settings', { token: admin, body: { timezone: 'UTC' } });
+    }
+  });
+
   it('runs a fixed number of queries, whatever the number of courses and grades', async () => {
     const count = async (childId: string) => {
       const session = (t.db as any).session;
@@ -236,6 +291,6 @@ describe('GET /api/parent/children/{childId}/overview', () => {
     await courseWithWork(DEMO_SIBLING_ID, 4, 2);
     await courseWithWork(DEMO_SIBLING_ID, 3, 1);
     expect(await count(DEMO_SIBLING_ID)).toBe(before);
-    expect(before).toBeLessThan(12);
+    expect(before).toBeLessThan(16);
   });
 });

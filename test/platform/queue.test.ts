@@ -552,6 +552,7 @@ describe('module wiring', () => {
       log: quiet,
       mailer: {} as Deps['mailer'],
       push: {} as Deps['push'],
+      recorder: {} as Deps['recorder'],
     }) as Deps;
 
   it('every defined job has exactly one handler, from the module list or the queue', () => {

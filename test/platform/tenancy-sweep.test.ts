@@ -204,6 +204,7 @@ describe('cross-tenant sweep over every id-taking route', () => {
         fixture.submissionId,
         fixture.peerReviewId,
         fixture.learningPathId,
+        fixture.liveSessionId,
       ].filter((id) => !given.has(id));
       for (const who of intruders) {
         const res = await t.app.inject({ method: 'GET', url: fillPath(route.path, values), query, headers: { authorization: `Bearer ${who.token}` } });

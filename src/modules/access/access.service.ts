@@ -10,9 +10,9 @@
  * without the enrollment an action needs is 403 ENROLLMENT_REQUIRED; a drip-locked lesson is
  * 403 LESSON_LOCKED; a fee-gated student is 402 FEE_OVERDUE.
  */
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, eq, inArray, or, sql, type SQL } from 'drizzle-orm';
 import type { ServiceContext } from '../../platform/context.js';
-import { canManageCourses, isAdmin, isOwnerOrAdmin } from '../../platform/auth/permissions.js';
+import { canManageCourses, canManageSession, isAdmin, isOwnerOrAdmin } from '../../platform/auth/permissions.js';
 import { AppError, forbidden, notFound } from '../../platform/http/errors.js';
 import { iso } from '../../platform/dto.js';
 import { byId, inTenant, sameTenantRef } from '../../platform/db/tenancy.js';
@@ -22,6 +22,7 @@ import { assertFeesAllow } from '../institutions/fee-gating.js';
 import { requireInstitutionSlug } from '../institutions/institutions.service.js';
 import { lessonLocks, orderedLessons, type LockState } from '../learn/drip.js';
 import { peerReviews, type PeerReview } from '../assignments/assignments.tables.js';
+import { liveSessions, type LiveSession } from '../live-sessions/live-sessions.tables.js';
 
 export interface LessonAccess {
   lesson: Lesson;
@@ -176,6 +177,53 @@ async function parentChildren(ctx: ServiceContext) {
   }
 }
 
+/** A live session of the caller's institution with its course and the caller's enrollment: one query. */
+export interface LiveSessionAccess {
+  session: LiveSession;
+  course: Course;
+  enrollment: Enrollment | null;
+}
+
+async function loadLiveSession(ctx: ServiceContext, sessionId: string): Promise<LiveSessionAccess> {
+  const [row] = await ctx.db
+    .select({ session: liveSessions, course: courses, enrollment: enrollments })
+    .from(liveSessions)
+    .innerJoin(courses, sameTenantRef(liveSessions.courseId, liveSessions.institutionId, courses))
+    .leftJoin(
+      enrollments,
+      and(eq(enrollments.institutionId, liveSessions.institutionId), eq(enrollments.courseId, liveSessions.courseId), eq(enrollments.studentId, ctx.actor.personId)),
+    )
+    .where(byId(ctx, liveSessions, sessionId))
+    .limit(1);
+  if (!row) throw notFound('Live session');
+  return row;
+}
+
+/** Who may know a live session: managers, its host, and learners with an ACTIVE or COMPLETED enrollment in its course. */
+const mayViewLiveSession = (ctx: ServiceContext, found: LiveSessionAccess) =>
+  canManageCourses(ctx.actor) || found.session.hostId === ctx.actor.personId || admits(found.enrollment);
+
+/** Loads a live session the caller may know about; anyone else gets 404. */
+async function viewLiveSession(ctx: ServiceContext, sessionId: string): Promise<LiveSessionAccess> {
+  const found = await loadLiveSession(ctx, sessionId);
+  if (!mayViewLiveSession(ctx, found)) throw notFound('Live session');
+  return found;
+}
+
+/**
+ * The live sessions the caller may list, as a predicate on `live_sessions` (undefined: all of
+ * the institution, for managers): those they host and those of courses where they have an
+ * ACTIVE or COMPLETED enrollment.
+ */
+export function visibleLiveSessions(ctx: ServiceContext): SQL | undefined {
+  if (canManageCourses(ctx.actor)) return undefined;
+  const ownCourses = ctx.db
+    .select({ courseId: enrollments.courseId })
+    .from(enrollments)
+    .where(and(inTenant(ctx, enrollments), eq(enrollments.studentId, ctx.actor.personId), inArray(enrollments.status, ['ACTIVE', 'COMPLETED'])));
+  return or(eq(liveSessions.hostId, ctx.actor.personId), inArray(liveSessions.courseId, ownCourses)) ?? sql`false`;
+}
+
 /** The rules, by action. Each takes its target and returns what it loaded. */
 const rules = {
   /** Create courses and categories: canManageCourses. */
@@ -261,6 +309,61 @@ const rules = {
   'enrollment.drop': async (ctx: ServiceContext, target: { courseId: string; studentId: string }) => {
     if (!canManageCourses(ctx.actor) && ctx.actor.personId !== target.studentId) throw forbidden('You may only unenroll yourself');
     return loadCourse(ctx, target.courseId);
+  },
+  /** Schedule a live session in a course: canManageCourses (any course of the institution). */
+  'liveSession.create': async (ctx: ServiceContext, courseId: string) => {
+    if (!canManageCourses(ctx.actor)) throw forbidden('Scheduling a live session requires canManageCourses');
+    return loadCourse(ctx, courseId);
+  },
+  /** See a live session (detail, calendar file): managers, its host, learners with an ACTIVE or COMPLETED enrollment; anyone else 404. */
+  'liveSession.view': (ctx: ServiceContext, sessionId: string) => viewLiveSession(ctx, sessionId),
+  /**
+   * Control a live session (start, end, recording, attendance marks): canManageSession, i.e. its
+   * host or ADMIN (spec 5.1). Others who may see it get 403 (spec 4.5), anyone else 404.
+   */
+  'liveSession.manage': async (ctx: ServiceContext, sessionId: string) => {
+    const found = await loadLiveSession(ctx, sessionId);
+    if (canManageSession(ctx.actor, found.session.hostId)) return found;
+    if (mayViewLiveSession(ctx, found)) throw forbidden('Only the host of this live session or an administrator may do this');
+    throw notFound('Live session');
+  },
+  /**
+   * Join a live session: the host (or ADMIN) as HOST; a learner with an ACTIVE enrollment as
+   * PARTICIPANT. A learner whose enrollment is COMPLETED gets 403 ENROLLMENT_REQUIRED, other
+   * staff 403 FORBIDDEN, anyone else 404.
+   */
+  'liveSession.join': async (ctx: ServiceContext, sessionId: string) => {
+    const found = await loadLiveSession(ctx, sessionId);
+    if (canManageSession(ctx.actor, found.session.hostId)) return { ...found, role: 'HOST' as const };
+    if (found.enrollment?.status === 'ACTIVE') return { ...found, role: 'PARTICIPANT' as const };
+    if (!mayViewLiveSession(ctx, found)) throw notFound('Live session');
+    if (canManageCourses(ctx.actor)) throw forbidden('Only the host, an administrator and enrolled students may join this live session');
+    throw new AppError('ENROLLMENT_REQUIRED', 'An active enrollment in this course is required');
+  },
+  /** Sign up for a live session ahead: a learner with an ACTIVE enrollment in its course (staff 403, others 404). */
+  'liveSession.register': async (ctx: ServiceContext, sessionId: string) => {
+    const found = await loadLiveSession(ctx, sessionId);
+    if (found.enrollment?.status === 'ACTIVE') return found;
+    if (!mayViewLiveSession(ctx, found)) throw notFound('Live session');
+    if (canManageCourses(ctx.actor) || found.session.hostId === ctx.actor.personId) throw forbidden('Only enrolled students register for a live session');
+    throw new AppError('ENROLLMENT_REQUIRED', 'An active enrollment in this course is required');
+  },
+  /** Read a live session's attendance list: managers and its host; other learners who may see it 403, anyone else 404. */
+  'liveSession.attendance': async (ctx: ServiceContext, sessionId: string) => {
+    const found = await viewLiveSession(ctx, sessionId);
+    if (canManageCourses(ctx.actor) || canManageSession(ctx.actor, found.session.hostId)) return found;
+    throw forbidden('Only course staff and the host see the attendance of a live session');
+  },
+  /**
+   * Live-session attendance totals of a course: managers for any student; a learner only for
+   * themself and with an enrollment (any status) in the course; anyone else 404.
+   */
+  'liveSession.courseAttendance': async (ctx: ServiceContext, target: { courseId: string; studentId?: string }) => {
+    const course = await loadCourse(ctx, target.courseId);
+    if (canManageCourses(ctx.actor)) return { course, studentId: target.studentId ?? null };
+    if (target.studentId !== undefined && target.studentId !== ctx.actor.personId) throw notFound('Enrollment');
+    if (!(await ownEnrollment(ctx, course.id))) throw notFound('Course');
+    return { course, studentId: ctx.actor.personId };
   },
   /** Institution settings and CRM sync: ADMIN. */
   'institution.admin': async (ctx: ServiceContext, _target: null) => {

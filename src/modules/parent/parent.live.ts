@@ -1,14 +1,55 @@
+import { sql } from 'drizzle-orm';
+import { DateTime } from 'luxon';
 import type { ServiceContext } from '../../platform/context.js';
+import { rawRows } from '../../platform/db/client.js';
+import { getSettings } from '../institutions/institutions.service.js';
 
 /**
- * The live-class block of the parent overview: attended and missed COMPLETED sessions of the
- * current calendar month (institution time zone) and the next sessions. Live sessions arrive
- * with their module; until then the child has none.
+ * The live-class block of the parent overview (spec 4.6 rule 5): attended and missed among the
+ * COMPLETED sessions of the current calendar month (the institution's time zone) of the child's
+ * courses, and at most `upcoming` sessions still to come in courses with an ACTIVE enrollment.
+ * Attended: marked PRESENT, or unmarked and joined at least once (as the live-session module
+ * counts it). Two queries.
  */
-export async function liveClassesOf(_ctx: ServiceContext, _childId: string, _upcoming: number) {
+export async function liveClassesOf(ctx: ServiceContext, childId: string, upcoming: number) {
+  const { timezone } = await getSettings(ctx.db, ctx.institutionId);
+  const now = DateTime.fromJSDate(ctx.clock.now(), { zone: timezone });
+  const from = now.startOf('month').toJSDate().toISOString();
+  const to = now.startOf('month').plus({ months: 1 }).toJSDate().toISOString();
+  const [[month], next] = await Promise.all([
+    rawRows<{ completed: number; attended: number }>(
+      ctx.db,
+      sql`select count(*)::int as completed,
+            (count(*) filter (where p.mark = 'PRESENT' or (p.mark is null and coalesce(p.join_count, 0) > 0)))::int as attended
+          from live_sessions s
+          join enrollments e on e.institution_id = s.institution_id and e.course_id = s.course_id and e.student_id = ${childId} and e.status in ('ACTIVE', 'COMPLETED')
+          left join live_session_participants p on p.institution_id = s.institution_id and p.session_id = s.id and p.person_id = ${childId}
+          where s.institution_id = ${ctx.institutionId} and s.status = 'COMPLETED'
+            and s.scheduled_at >= ${from}::timestamptz and s.scheduled_at < ${to}::timestamptz`,
+    ),
+    rawRows<{ id: string; title: string; course_id: string; course_title: string; scheduled_at: string; duration_minutes: number }>(
+      ctx.db,
+      sql`select s.id, s.title, s.course_id, c.title as course_title, s.scheduled_at, s.duration_minutes
+          from live_sessions s
+          join courses c on c.institution_id = s.institution_id and c.id = s.course_id
+          join enrollments e on e.institution_id = s.institution_id and e.course_id = s.course_id and e.student_id = ${childId} and e.status = 'ACTIVE'
+          where s.institution_id = ${ctx.institutionId} and s.status in ('SCHEDULED', 'LIVE') and s.scheduled_at >= ${ctx.clock.now().toISOString()}::timestamptz
+          order by s.scheduled_at asc, s.id asc
+          limit ${upcoming}`,
+    ),
+  ]);
+  const completed = Number(month?.completed ?? 0);
+  const attended = Number(month?.attended ?? 0);
   return {
-    attendedThisMonth: 0,
-    missedThisMonth: 0,
-    upcoming: [] as Array<{ sessionId: string; title: string; courseId: string; courseTitle: string; scheduledAt: string; durationMinutes: number }>,
+    attendedThisMonth: attended,
+    missedThisMonth: completed - attended,
+    upcoming: next.map((s) => ({
+      sessionId: s.id,
+      title: s.title,
+      courseId: s.course_id,
+      courseTitle: s.course_title,
+      scheduledAt: new Date(s.scheduled_at).toISOString(),
+      durationMinutes: Number(s.duration_minutes),
+    })),
   };
 }

@@ -75,6 +75,15 @@ export const jobDefinitions = defineJobs({
     maxAttempts: 3,
     schedule: { cron: '41 * * * *' },
   },
+  /**
+   * A live session's recording became READY: send LIVE_CLASS_RECORDING_READY to its course's
+   * ACTIVE and COMPLETED enrollments (one bulk notify, deduplicated per recording).
+   */
+  'liveSessions.recordingReady': {
+    payload: z.object({ institutionId: z.string().min(1), sessionId: z.string().min(1), recordingUrl: z.string().min(1), recordingStartedAt: z.string().nullable() }),
+    timeoutMs: 5 * 60_000,
+    maxAttempts: 8,
+  },
   [QUEUE_MAINTENANCE_JOB]: {
     payload: z.object({}),
     timeoutMs: 10 * 60_000,

@@ -1,0 +1,264 @@
+/**
+ * The cloud-recording state machine of spec 3.1 and 4.5:
+ *
+ *   null/PROCESSING/READY/FAILED --start--> PENDING --recorder ok--> RECORDING --stop--> PROCESSING --webhook--> READY | FAILED
+ *                                              └──recorder fails──> (the prior status)      └──recorder unreachable──> FAILED
+ *
+ * Every transition is one conditional UPDATE (or a row lock), so concurrent calls and replayed
+ * webhooks apply at most once. No transaction is held open across a call to the recorder.
+ */
+import { and, eq, inArray } from 'drizzle-orm';
+import type { Config } from '../../config.js';
+import type { Clock } from '../../platform/clock.js';
+import { withTx, type Logger, type ServiceContext } from '../../platform/context.js';
+import type { Db } from '../../platform/db/client.js';
+import { byId, sameTenantRef, type TenantScope } from '../../platform/db/tenancy.js';
+import { iso } from '../../platform/dto.js';
+import { AppError, conflict, notFound, validationError } from '../../platform/http/errors.js';
+import { enqueue } from '../../platform/queue/queue.js';
+import { RecorderError } from '../../platform/recorder/client.js';
+import { requireAccess } from '../access/access.service.js';
+import { courses } from '../courses/courses.tables.js';
+import { enrollments } from '../enrollments/enrollments.tables.js';
+import { notify } from '../notifications/notify.js';
+import { sessionPath } from './live-sessions.calendar.js';
+import type { WebhookInput } from './live-sessions.schemas.js';
+import { liveSessions, ROSTER_STATUSES, type LiveSession, type RecordingStatus } from './live-sessions.tables.js';
+
+/** Spec 4.5: the recorder calls this back; built from PUBLIC_BASE_URL. */
+export const WEBHOOK_PATH = '/api/webhooks/meet-recording';
+export const recordingCallbackUrl = (config: Pick<Config, 'publicBaseUrl'>) => `${config.publicBaseUrl}${WEBHOOK_PATH}`;
+
+/** Recording works only with the recorder's address and token and the webhook secret (spec 5.4). */
+export const recordingConfigured = (ctx: Pick<ServiceContext, 'recorder' | 'config'>) => ctx.recorder.configured && Boolean(ctx.config.RECORDING_WEBHOOK_SECRET);
+
+const NOT_PROVISIONED = 'Recording is not available for this class right now: the recording service is not set up. Please ask an administrator.';
+const START_FAILED = 'The recording service could not start the recording. Please try again in a moment.';
+const STOP_FAILED = 'The recording service could not be reached to stop the recording, so the recording was marked as failed.';
+
+/** A recorder failure as the spec's 503, with a friendly message; the detail goes to the log. */
+function unavailable(log: Logger, err: unknown, message: string, sessionId: string): AppError {
+  const reason = err instanceof RecorderError ? err.reason : 'error';
+  log.warn({ sessionId, reason, detail: (err as Error)?.message }, 'recorder call failed');
+  return new AppError('SERVICE_UNAVAILABLE', message, { reason });
+}
+
+const isActive = (s: RecordingStatus | null) => s === 'PENDING' || s === 'RECORDING';
+
+/** The session row as it is now (after a conditional update found it changed). */
+export async function reload(scope: { db: ServiceContext['db'] } & TenantScope, id: string): Promise<LiveSession> {
+  const [row] = await scope.db
+    .select()
+    .from(liveSessions)
+    .where(byId(scope, liveSessions, id))
+    .limit(1);
+  if (!row) throw notFound('Live session');
+  return row;
+}
+
+const startResult = (s: LiveSession, alreadyRecording: boolean) => ({
+  recordingStatus: s.recordingStatus,
+  recordingStartedAt: iso(s.recordingStartedAt),
+  alreadyRecording,
+});
+
+/**
+ * POST /{id}/recording/start (spec 4.5): 404, 403 (not host or ADMIN), 409 not LIVE, 409 no room,
+ * 200 `alreadyRecording` when PENDING or RECORDING, 503 when recording is not configured. Then
+ * PENDING is written and committed under the row lock before the recorder is called, so two
+ * rapid starts make one recorder call; success stamps RECORDING and `recordingStartedAt` and
+ * clears `recordingStoppedAt`; failure puts back the prior status and answers 503.
+ */
+export async function startRecording(ctx: ServiceContext, id: string) {
+  const { session } = await requireAccess(ctx, 'liveSession.manage', id);
+  const preconditions = (s: LiveSession) => {
+    if (s.status !== 'LIVE') throw conflict('Recording can start only while the live session is LIVE', { status: s.status });
+    if (!s.roomName) throw conflict('The live session has no room to record');
+  };
+  preconditions(session);
+  if (isActive(session.recordingStatus)) return startResult(session, true);
+  if (!recordingConfigured(ctx)) throw unavailable(ctx.log, new RecorderError('not_configured', 'recording is not configured'), NOT_PROVISIONED, id);
+
+  const claim = await withTx(ctx, async (tx): Promise<{ already: LiveSession } | { prior: RecordingStatus | null; roomName: string }> => {
+    const [row] = await tx.db
+      .select()
+      .from(liveSessions)
+      .where(byId(tx, liveSessions, id))
+      .for('update');
+    if (!row) throw notFound('Live session');
+    preconditions(row);
+    if (isActive(row.recordingStatus)) return { already: row };
+    await tx.db
+      .update(liveSessions)
+      .set({ recordingStatus: 'PENDING', updatedAt: tx.clock.now() })
+      .where(byId(tx, liveSessions, id));
+    return { prior: row.recordingStatus, roomName: row.roomName! };
+  });
+  if ('already' in claim) return startResult(claim.already, true);
+
+  try {
+    await ctx.recorder.startRecording({ roomName: claim.roomName, sessionId: id, callbackUrl: recordingCallbackUrl(ctx.config) });
+  } catch (err) {
+    // Only if still PENDING: a stop that came in meanwhile has moved it on.
+    await ctx.db
+      .update(liveSessions)
+      .set({ recordingStatus: claim.prior, updatedAt: ctx.clock.now() })
+      .where(and(byId(ctx, liveSessions, id), eq(liveSessions.recordingStatus, 'PENDING')));
+    const notProvisioned = err instanceof RecorderError && (err.reason === 'not_found' || err.reason === 'not_configured' || err.reason === 'unauthorized');
+    throw unavailable(ctx.log, err, notProvisioned ? NOT_PROVISIONED : START_FAILED, id);
+  }
+  const now = ctx.clock.now();
+  const [recording] = await ctx.db
+    .update(liveSessions)
+    .set({ recordingStatus: 'RECORDING', recordingStartedAt: now, recordingStoppedAt: null, updatedAt: now })
+    .where(and(byId(ctx, liveSessions, id), eq(liveSessions.recordingStatus, 'PENDING')))
+    .returning();
+  return startResult(recording ?? (await reload(ctx, id)), false);
+}
+
+/** POST /{id}/recording/stop (spec 4.5): host or ADMIN. */
+export async function stopRecording(ctx: ServiceContext, id: string) {
+  await requireAccess(ctx, 'liveSession.manage', id);
+  return stopActiveRecording(ctx, id, { failQuietly: false });
+}
+
+/**
+ * PENDING or RECORDING → PROCESSING with `recordingStoppedAt`, then the recorder is told to
+ * stop; when it cannot be (unreachable, or any other failure) the recording is FAILED and the
+ * answer 503 (or, with `failQuietly`, as the end of a session wants it, the FAILED state).
+ * Any other status changes nothing: `alreadyStopped`.
+ */
+export async function stopActiveRecording(ctx: ServiceContext, id: string, opts: { failQuietly: boolean }) {
+  const now = ctx.clock.now();
+  const [stopped] = await ctx.db
+    .update(liveSessions)
+    .set({ recordingStatus: 'PROCESSING', recordingStoppedAt: now, updatedAt: now })
+    .where(and(byId(ctx, liveSessions, id), inArray(liveSessions.recordingStatus, ['PENDING', 'RECORDING'])))
+    .returning();
+  if (!stopped) {
+    const current = await reload(ctx, id);
+    return { recordingStatus: current.recordingStatus, recordingStoppedAt: iso(current.recordingStoppedAt), alreadyStopped: true };
+  }
+  try {
+    if (!stopped.roomName) throw new RecorderError('not_found', 'the session has no room name');
+    await ctx.recorder.stopRecording({ roomName: stopped.roomName, sessionId: id });
+  } catch (err) {
+    const [failed] = await ctx.db
+      .update(liveSessions)
+      .set({ recordingStatus: 'FAILED', updatedAt: ctx.clock.now() })
+      .where(and(byId(ctx, liveSessions, id), eq(liveSessions.recordingStatus, 'PROCESSING')))
+      .returning();
+    const error = unavailable(ctx.log, err, STOP_FAILED, id);
+    if (!opts.failQuietly) throw error;
+    const current = failed ?? (await reload(ctx, id));
+    return { recordingStatus: current.recordingStatus, recordingStoppedAt: iso(current.recordingStoppedAt), alreadyStopped: false };
+  }
+  return { recordingStatus: stopped.recordingStatus, recordingStoppedAt: iso(stopped.recordingStoppedAt), alreadyStopped: false };
+}
+
+// ── webhook ──────────────────────────────────────────────────────────────────
+
+export interface WebhookScope {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+}
+
+export interface WebhookResult {
+  ok: true;
+  status: RecordingStatus | null;
+  ignored: boolean;
+  reason: 'unknown_session' | 'unknown_event' | 'not_applicable' | null;
+}
+
+const ignored = (status: RecordingStatus | null, reason: NonNullable<WebhookResult['reason']>): WebhookResult => ({ ok: true, status, ignored: true, reason });
+
+/**
+ * POST /api/webhooks/meet-recording, after the route checked the secret (503) and the signature
+ * (401). The session is found by id alone (the webhook carries no institution; ids are unique)
+ * and its row's institution scopes the rest. Rules (spec 4.5): an unknown session → 200
+ * `ignored`; a roomName that is not the session's → 400, nothing changed; `recording_failed` →
+ * FAILED with `recordingStoppedAt` now; `recording_uploaded` → READY with the URL and duration,
+ * and, in the same transaction, a `liveSessions.recordingReady` job that sends
+ * LIVE_CLASS_RECORDING_READY to the course (the answer waits for neither the sending nor the
+ * delivery). Both apply only to a PROCESSING recording: a replayed or late event changes
+ * nothing and enqueues nothing (200 `ignored`, `not_applicable`).
+ */
+export async function handleRecordingWebhook(scope: WebhookScope, input: WebhookInput): Promise<WebhookResult> {
+  const [session] = await scope.db.select().from(liveSessions).where(eq(liveSessions.id, input.sessionId)).limit(1);
+  if (!session) return ignored(null, 'unknown_session');
+  if (session.roomName !== input.roomName) throw validationError('roomName does not match the live session');
+  const tenant = { institutionId: session.institutionId };
+  const now = scope.clock.now();
+  const processing = and(byId(tenant, liveSessions, session.id), eq(liveSessions.recordingStatus, 'PROCESSING'));
+
+  if (input.event === 'recording_failed') {
+    const [failed] = await scope.db.update(liveSessions).set({ recordingStatus: 'FAILED', recordingStoppedAt: now, updatedAt: now }).where(processing).returning();
+    if (!failed) return ignored(session.recordingStatus, 'not_applicable');
+    scope.log.warn({ sessionId: session.id }, 'the recorder reported a failed recording');
+    return { ok: true, status: 'FAILED', ignored: false, reason: null };
+  }
+  if (input.event !== 'recording_uploaded') return ignored(session.recordingStatus, 'unknown_event');
+
+  const ready = await scope.db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(liveSessions)
+      .set({ recordingStatus: 'READY', recordingUrl: input.recordingUrl!, recordingDuration: input.duration === undefined ? null : Math.round(input.duration), updatedAt: now })
+      .where(processing)
+      .returning();
+    if (!row) return null;
+    await enqueue(
+      tx,
+      scope.clock,
+      'liveSessions.recordingReady',
+      { institutionId: row.institutionId, sessionId: row.id, recordingUrl: row.recordingUrl!, recordingStartedAt: iso(row.recordingStartedAt) },
+      { institutionId: row.institutionId },
+    );
+    return row;
+  });
+  if (!ready) return ignored(session.recordingStatus, 'not_applicable');
+  return { ok: true, status: 'READY', ignored: false, reason: null };
+}
+
+/**
+ * The `liveSessions.recordingReady` job: one bulk notify() of LIVE_CLASS_RECORDING_READY to every
+ * ACTIVE or COMPLETED enrollment of the session's course, in the job's transaction. The dedupe
+ * key names the recording, so a retried job sends nothing twice.
+ */
+export async function sendRecordingReady(
+  scope: { db: Db; clock: Clock; config: Pick<Config, 'publicBaseUrl'> },
+  payload: { institutionId: string; sessionId: string; recordingUrl: string; recordingStartedAt: string | null },
+) {
+  const tenant = { institutionId: payload.institutionId };
+  return scope.db.transaction(async (tx) => {
+    const [row] = await tx
+      .select({ session: liveSessions, course: courses })
+      .from(liveSessions)
+      .innerJoin(courses, sameTenantRef(liveSessions.courseId, liveSessions.institutionId, courses))
+      .where(byId(tenant, liveSessions, payload.sessionId))
+      .limit(1);
+    if (!row) return { recipients: 0, rows: 0, batches: 0 }; // deleted since
+    const roster = await tx
+      .select({ studentId: enrollments.studentId })
+      .from(enrollments)
+      .where(and(eq(enrollments.institutionId, payload.institutionId), eq(enrollments.courseId, row.session.courseId), inArray(enrollments.status, [...ROSTER_STATUSES])));
+    return notify(
+      { db: tx, clock: scope.clock, config: scope.config, inTx: true },
+      {
+        institutionId: payload.institutionId,
+        key: 'LIVE_CLASS_RECORDING_READY',
+        recipients: roster.map((r) => r.studentId),
+        metadata: {
+          sessionId: row.session.id,
+          courseId: row.course.id,
+          title: row.session.title,
+          courseTitle: row.course.title,
+          recordingUrl: payload.recordingUrl,
+          recordingDuration: row.session.recordingDuration,
+        },
+        actionUrl: sessionPath(row.session.id),
+        dedupeKey: `live-recording:${row.session.id}:${payload.recordingStartedAt ?? 'none'}`,
+      },
+    );
+  });
+}

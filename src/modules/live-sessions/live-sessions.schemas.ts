@@ -1,0 +1,174 @@
+import { z } from 'zod';
+import { paginationFields } from '../../platform/http/pagination.js';
+import { ATTENDANCE_MARKS, LIVE_SESSION_STATUSES, RECORDING_STATUSES } from './live-sessions.tables.js';
+
+const isoDateTime = z.string().datetime({ offset: true }).describe('ISO 8601 timestamp');
+const id = z.string().min(1).max(200);
+
+export const MAX_DURATION_MINUTES = 24 * 60;
+export const MAX_ATTENDANCE_RECORDS = 500;
+
+export const idParams = z.object({ id });
+
+// ── session ──────────────────────────────────────────────────────────────────
+
+export const createSessionBody = z.strictObject({
+  courseId: id,
+  title: z.string().trim().min(1).max(200),
+  description: z.string().max(5000).nullable().optional(),
+  scheduledAt: isoDateTime,
+  durationMinutes: z.number().int().min(1).max(MAX_DURATION_MINUTES),
+  hostId: id.optional().describe('the host’s person id; default: the caller'),
+});
+export type CreateSessionInput = z.infer<typeof createSessionBody>;
+
+export const listSessionsQuery = z
+  .object({
+    courseId: id.optional(),
+    status: z.enum(LIVE_SESSION_STATUSES).optional(),
+    from: isoDateTime.optional().describe('sessions scheduled at or after this time'),
+    to: isoDateTime.optional().describe('sessions scheduled before this time'),
+    ...paginationFields,
+  })
+  .refine((q) => !q.from || !q.to || Date.parse(q.from) <= Date.parse(q.to), { message: 'from must not be after to', path: ['from'] });
+export type ListSessionsQuery = z.infer<typeof listSessionsQuery>;
+
+/** A live session with the recording fields of spec 2.7. */
+export const sessionSchema = z.object({
+  id: z.string(),
+  courseId: z.string(),
+  title: z.string(),
+  description: z.string().nullable(),
+  scheduledAt: z.string(),
+  durationMinutes: z.number().int(),
+  hostId: z.string(),
+  status: z.enum(LIVE_SESSION_STATUSES),
+  roomName: z.string().nullable().describe('<RECORDING_ROOM_PREFIX>-<institution slug>-<session id>, set on start'),
+  startedAt: z.string().nullable(),
+  endedAt: z.string().nullable(),
+  recordingStatus: z.enum(RECORDING_STATUSES).nullable().describe('null (never recorded), PENDING, RECORDING, PROCESSING, READY, FAILED (spec 3.1)'),
+  recordingStartedAt: z.string().nullable(),
+  recordingStoppedAt: z.string().nullable(),
+  recordingUrl: z.string().nullable(),
+  recordingDuration: z.number().int().nullable().describe('seconds'),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+// ── participation ────────────────────────────────────────────────────────────
+
+export const joinSchema = z.object({
+  sessionId: z.string(),
+  role: z.enum(['HOST', 'PARTICIPANT']),
+  roomName: z.string().nullable(),
+  joinUrl: z.string().describe('the session’s page in the web app, where the room opens'),
+  joinedAt: z.string(),
+  joinCount: z.number().int().describe('how often the caller joined this session'),
+});
+
+export const registrationSchema = z.object({
+  sessionId: z.string(),
+  studentId: z.string(),
+  registeredAt: z.string(),
+  alreadyRegistered: z.boolean(),
+});
+
+export const attendanceBody = z.strictObject({
+  records: z
+    .array(z.strictObject({ studentId: id, status: z.enum(ATTENDANCE_MARKS) }))
+    .min(1)
+    .max(MAX_ATTENDANCE_RECORDS)
+    .refine((rs) => new Set(rs.map((r) => r.studentId)).size === rs.length, 'each studentId at most once'),
+});
+export type AttendanceInput = z.infer<typeof attendanceBody>;
+
+const totalsSchema = z.object({
+  students: z.number().int().describe('ACTIVE or COMPLETED enrollments of the course'),
+  registered: z.number().int(),
+  joined: z.number().int(),
+  marked: z.number().int().describe('students the host marked PRESENT or ABSENT'),
+  attended: z.number().int().describe('once COMPLETED: marked PRESENT, or unmarked and joined; 0 before'),
+  missed: z.number().int().describe('once COMPLETED: the other students; 0 before'),
+});
+
+export const attendanceRowSchema = z.object({
+  studentId: z.string(),
+  registeredAt: z.string().nullable(),
+  firstJoinedAt: z.string().nullable(),
+  joinCount: z.number().int(),
+  mark: z.enum(ATTENDANCE_MARKS).nullable(),
+  markedAt: z.string().nullable(),
+  attendance: z.enum(['attended', 'missed']).nullable().describe('null until the session is COMPLETED'),
+});
+
+export const attendanceQuery = z.object({ ...paginationFields });
+
+export const attendanceListSchema = z.object({
+  sessionId: z.string(),
+  sessionStatus: z.enum(LIVE_SESSION_STATUSES),
+  final: z.boolean().describe('true once the session is COMPLETED'),
+  totals: totalsSchema,
+  students: z.array(attendanceRowSchema),
+});
+
+export const attendanceUpdateSchema = z.object({
+  sessionId: z.string(),
+  updated: z.number().int(),
+  final: z.boolean(),
+  totals: totalsSchema,
+});
+
+export const courseAttendanceQuery = z.object({ courseId: id, studentId: id.optional(), ...paginationFields });
+
+export const courseAttendanceSchema = z.object({
+  courseId: z.string(),
+  completedSessions: z.number().int().describe('only COMPLETED sessions count (spec 3.3)'),
+  students: z.array(
+    z.object({
+      studentId: z.string(),
+      attended: z.number().int(),
+      missed: z.number().int(),
+      rate: z.number().nullable().describe('attended / completedSessions, null without completed sessions'),
+    }),
+  ),
+});
+
+// ── recording ────────────────────────────────────────────────────────────────
+
+export const recordingStartSchema = z.object({
+  recordingStatus: z.enum(RECORDING_STATUSES).nullable(),
+  recordingStartedAt: z.string().nullable(),
+  alreadyRecording: z.boolean(),
+});
+
+export const recordingStopSchema = z.object({
+  recordingStatus: z.enum(RECORDING_STATUSES).nullable(),
+  recordingStoppedAt: z.string().nullable(),
+  alreadyStopped: z.boolean(),
+});
+
+export const WEBHOOK_EVENTS = ['recording_uploaded', 'recording_failed'] as const;
+
+/** Spec 4.5 webhook body; an event this service does not know is answered 200 `ignored` (the recorder retries on any non-2xx). */
+export const webhookBody = z
+  .object({
+    event: z.string().min(1).max(100),
+    sessionId: id,
+    roomName: z.string().min(1).max(300),
+    recordingUrl: z
+      .string()
+      .url()
+      .max(2000)
+      .regex(/^https?:\/\//i, 'must be an http(s) URL')
+      .optional(),
+    duration: z.number().finite().min(0).max(1e7).optional().describe('seconds'),
+  })
+  .refine((b) => b.event !== 'recording_uploaded' || b.recordingUrl !== undefined, { message: 'recording_uploaded needs recordingUrl', path: ['recordingUrl'] });
+export type WebhookInput = z.infer<typeof webhookBody>;
+
+export const webhookResultSchema = z.object({
+  ok: z.literal(true),
+  status: z.enum(RECORDING_STATUSES).nullable().describe('the recording status after this event'),
+  ignored: z.boolean(),
+  reason: z.enum(['unknown_session', 'unknown_event', 'not_applicable']).nullable().describe('why an ignored event changed nothing'),
+});
