@@ -24,7 +24,9 @@ describe('nextDigestAt', () => {
     expect(nextDigestAt(at('2026-03-02T07:00:00Z'), times(), 'WEEKLY').toISOString()).toBe('2026-03-02T08:00:00.000Z');
     expect(nextDigestAt(at('2026-03-02T09:00:00Z'), times(), 'WEEKLY').toISOString()).toBe('2026-03-09T08:00:00.000Z');
     expect(nextDigestAt(at('2026-03-02T09:00:00Z'), times({ weeklyDay: 'SUNDAY', weeklyTime: '19:30' }), 'WEEKLY').toISOString()).toBe('2026-03-08T19:30:00.000Z');
-    expect(nextDigestAt(at('2026-03-02T09:00:00Z'), times({ weeklyDay: 'FRIDAY', weeklyTime: '17:00', timezone: 'Asia/Tokyo' }), 'WEEKLY').toISOString()).toBe('2026-03-06T08:00:00.000Z');
+    expect(nextDigestAt(at('2026-03-02T09:00:00Z'), times({ weeklyDay: 'FRIDAY', weeklyTime: '17:00', timezone: 'Asia/Tokyo' }), 'WEEKLY').toISOString()).toBe(
+      '2026-03-06T08:00:00.000Z',
+    );
   });
 
   it('knows IANA zones', () => {
