@@ -13,6 +13,7 @@ import { createTestApp, type ApiResponse, type TestApp } from '../helpers/app.js
 import { createCourse, createLesson, enroll } from '../helpers/factories.js';
 import { expectError, expectOk, failingFields } from '../helpers/expect.js';
 import { quizAttempts, quizzes } from '../../src/modules/quizzes/quizzes.tables.js';
+import { lessons } from '../../src/modules/courses/courses.tables.js';
 import { enrollments, lessonProgress } from '../../src/modules/enrollments/enrollments.tables.js';
 import { certificates } from '../../src/modules/certificates/certificates.tables.js';
 import { NORTH_ADMIN_ID, NORTH_STUDENT_ID, NORTH_TEACHER_ID, OVERDUE_STUDENT_ID, SECOND_INSTITUTION } from '../../src/dev/crm-sim/fixtures.js';
@@ -265,6 +266,23 @@ describe('PUT and GET /api/quiz/{id} (authoring)', () => {
       expectError(await t.request('GET', `/api/quiz/${id}/attempts`, { token: teacher }), 404, 'NOT_FOUND');
     }
     expectError(await t.request('PUT', `/api/quiz/no-such-lesson`, { token: teacher, body: QUIZ }), 404, 'NOT_FOUND');
+  });
+
+  it('duplicating the course copies the quiz of each QUIZ lesson, not the attempts', async () => {
+    const s = await setup(3);
+    expectOk(await submit(s, s.rightAnswers));
+    const copy = expectOk(await t.request('POST', `/api/courses/${s.courseId}/duplicate`, { token: teacher2 }), 201);
+    const quizLessonIds = (
+      await t.db
+        .select()
+        .from(lessons)
+        .where(and(eq(lessons.courseId, copy.id), eq(lessons.type, 'QUIZ')))
+    ).map((l) => l.id);
+    expect(quizLessonIds).toHaveLength(1);
+    const copied = expectOk(await t.request('GET', `/api/quiz/${quizLessonIds[0]}`, { token: teacher2 }));
+    expect(copied).toMatchObject({ id: quizLessonIds[0], courseId: copy.id, title: QUIZ.title, totalPoints: 7 });
+    expect(copied.questions).toEqual(s.quiz.questions);
+    expect(expectOk(await t.request('GET', `/api/quiz/${quizLessonIds[0]}/attempts`, { token: teacher2 }))).toEqual([]);
   });
 
   it('deleting the lesson deletes its quiz and attempts', async () => {
