@@ -167,6 +167,7 @@ export async function upsertQuiz(ctx: ServiceContext, lessonId: string, input: U
       .where(byId(tx, lessons, lesson.id))
       .for('no key update');
     if (!locked) throw notFound('Lesson');
+    if (locked.type !== 'QUIZ') throw validationError('Only a QUIZ lesson has a quiz', [{ field: 'params.id', message: `the lesson is of type ${locked.type}, not QUIZ` }]);
     const [existing] = await tx.db
       .select()
       .from(quizzes)
