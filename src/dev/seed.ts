@@ -7,11 +7,12 @@ import { systemClock } from '../platform/clock.js';
 import { institutions } from '../modules/institutions/institutions.tables.js';
 import { categories, courseModules, courses, lessons, type LessonType } from '../modules/courses/courses.tables.js';
 import { enrollments, lessonProgress } from '../modules/enrollments/enrollments.tables.js';
+import { quizzes, type StoredQuestion } from '../modules/quizzes/quizzes.tables.js';
 import { crmFixtures, CRM_INSTITUTIONS } from './crm-sim/fixtures.js';
 
 /**
  * Demo content for an institution: categories, three courses (two published) with modules and
- * lessons of every type, enrollments of the simulator's students and some progress. Ids are
+ * lessons of every type (the QUIZ lesson with a quiz of every question type), enrollments of the simulator's students and some progress. Ids are
  * deterministic, so running it again changes nothing.
  */
 interface LessonSeed {
@@ -25,6 +26,8 @@ interface LessonSeed {
   isRequired?: boolean;
   unlockAfterDays?: number;
   blocks?: Array<{ id: string; type: string; [k: string]: unknown }>;
+  /** The quiz of a QUIZ lesson. */
+  quiz?: { title: string; passingScore: number; maxAttempts: number | null; timeLimitMinutes: number | null; questions: StoredQuestion[] };
 }
 
 interface CourseSeed {
@@ -67,7 +70,59 @@ const COURSES: CourseSeed[] = [
       },
       { key: 'variables', title: 'What is a variable?', type: 'TEXT', module: 0, content: '# Variables\nA variable stands for a number we do not know yet.' },
       { key: 'worksheet', title: 'Expressions worksheet', type: 'PDF', module: 0, content: 'https://media.example.org/lms-demo/expressions.pdf' },
-      { key: 'quiz', title: 'Expressions quiz', type: 'QUIZ', module: 1 },
+      {
+        key: 'quiz',
+        title: 'Expressions quiz',
+        type: 'QUIZ',
+        module: 1,
+        quiz: {
+          title: 'Expressions quiz',
+          passingScore: 60,
+          maxAttempts: 3,
+          timeLimitMinutes: null,
+          questions: [
+            {
+              id: 'q1',
+              type: 'SINGLE_CHOICE',
+              prompt: 'What is 3x when x = 4?',
+              options: [
+                { id: 'a', text: '7' },
+                { id: 'b', text: '12' },
+                { id: 'c', text: '34' },
+              ],
+              correctOptionIds: ['b'],
+              points: 1,
+              explanation: '3x means 3 times x: 3 × 4 = 12.',
+              order: 1,
+            },
+            {
+              id: 'q2',
+              type: 'MULTIPLE_CHOICE',
+              prompt: 'Which expressions equal 2(x + 1)?',
+              options: [
+                { id: 'a', text: '2x + 2' },
+                { id: 'b', text: '2x + 1' },
+                { id: 'c', text: 'x + x + 2' },
+              ],
+              correctOptionIds: ['a', 'c'],
+              points: 2,
+              explanation: null,
+              order: 2,
+            },
+            { id: 'q3', type: 'TRUE_FALSE', prompt: 'x + x is the same as 2x.', correctAnswer: true, points: 1, explanation: null, order: 3 },
+            {
+              id: 'q4',
+              type: 'SHORT_ANSWER',
+              prompt: 'What do we call a letter that stands for an unknown number?',
+              acceptedAnswers: ['variable', 'a variable'],
+              points: 1,
+              explanation: null,
+              order: 4,
+            },
+            { id: 'q5', type: 'NUMERIC', prompt: 'Solve 2x = 7 for x.', numericAnswer: 3.5, tolerance: 0, points: 1, explanation: null, order: 5 },
+          ],
+        },
+      },
       { key: 'assignment', title: 'Solve five equations', type: 'ASSIGNMENT', module: 1 },
       { key: 'recap', title: 'Recap (optional)', type: 'TEXT', module: 1, isRequired: false, content: 'A short recap of the course.' },
     ],
@@ -194,6 +249,12 @@ export async function seedInstitution(db: Db, clock: Clock, institutionId: strin
             updatedAt: now,
           })
           .onConflictDoNothing();
+        if (l.quiz) {
+          await tx
+            .insert(quizzes)
+            .values({ id: seedId(institutionId, c.key, l.key), institutionId, ...l.quiz, updatedBy: ownerId, createdAt: now, updatedAt: now })
+            .onConflictDoNothing();
+        }
       }
       for (const studentId of students.slice(0, c.enrollStudents)) {
         enrollmentCount++;

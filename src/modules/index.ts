@@ -2,6 +2,7 @@ import type { AppModule } from './types.js';
 import { healthModule } from './health/health.routes.js';
 import { authModule } from './auth/auth.routes.js';
 import { notesModule } from './notes/notes.routes.js';
+import { quizzesModule } from './quizzes/quizzes.routes.js';
 import { captionsModule } from './captions/captions.routes.js';
 import { filesModule } from './files/files.routes.js';
 import { coursesModule } from './courses/courses.routes.js';
@@ -33,6 +34,7 @@ export const modules: AppModule[] = [
   enrollmentsModule,
   learnModule,
   progressModule,
+  quizzesModule,
   certificatesModule,
   syncModule,
   notesModule,

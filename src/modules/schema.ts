@@ -9,6 +9,7 @@ export * from './enrollments/enrollments.tables.js';
 export * from './certificates/certificates.tables.js';
 export * from './sync/sync.tables.js';
 export * from './notes/notes.tables.js';
+export * from './quizzes/quizzes.tables.js';
 export * from './captions/captions.tables.js';
 export * from './files/files.tables.js';
 export * from './notifications/notifications.tables.js';

@@ -55,6 +55,8 @@ export interface Fixture {
   courseId: string;
   moduleId: string;
   lessonId: string;
+  /** A QUIZ lesson of the same course with a quiz (`/api/quiz/{id}` takes the lesson id). */
+  quizLessonId: string;
   blockId: string;
   captionId: string;
   noteId: string;
@@ -114,9 +116,10 @@ const pathOf = (url: string) => {
 };
 
 /**
- * A published course with a module and a VIDEO lesson (an interactive block, a caption
- * track), two ACTIVE enrollments, the first student's note, bookmark and block answer, and a
- * registered file, all in the institution of `institutionId`, created through the API.
+ * A published course with a module, a VIDEO lesson (an interactive block, a caption track) and
+ * a QUIZ lesson with its quiz, two ACTIVE enrollments, the first student's note, bookmark,
+ * block answer and quiz attempt, and a registered file, all in the institution of
+ * `institutionId`, created through the API.
  */
 export async function buildFixture(t: TestApp, opts: { institutionId?: string; adminId?: string; studentId?: string; otherStudentId?: string } = {}): Promise<Fixture> {
   const institutionId = opts.institutionId ?? 'inst_demo';
@@ -125,7 +128,14 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
   const admin = await t.token({ role: 'ADMIN', id: opts.adminId ?? DEMO_ADMIN_ID, institutionId });
   const student = await t.token({ role: 'STUDENT', id: studentId, institutionId });
   const tag = `${institutionId}-${Math.random().toString(36).slice(2, 10)}`;
-  const secrets = [`secret-note-${tag}`, `secret-bookmark-${tag}`, `secret-answer-${tag}`];
+  const secrets = [
+    `secret-note-${tag}`,
+    `secret-bookmark-${tag}`,
+    `secret-answer-${tag}`,
+    `secret-quiz-key-${tag}`,
+    `secret-quiz-explanation-${tag}`,
+    `secret-quiz-attempt-${tag}`,
+  ];
 
   const okData = async (res: { status: number; raw: string; body: any }, status: number) => {
     expect(res.status, res.raw).toBe(status);
@@ -148,6 +158,18 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
     }),
     201,
   );
+  // A QUIZ lesson whose answer key and explanation no learner may see (planted secrets).
+  const quizLesson = await okData(
+    await t.request('POST', `/api/courses/${course.id}/lessons`, { token: admin, body: { title: 'Quiz lesson', type: 'QUIZ', moduleId: mod.id } }),
+    201,
+  );
+  const quiz = await okData(
+    await t.request('PUT', `/api/quiz/${quizLesson.id}`, {
+      token: admin,
+      body: { title: 'Sweep quiz', questions: [{ type: 'SHORT_ANSWER', prompt: 'The word?', acceptedAnswers: [secrets[3]], explanation: secrets[4] }] },
+    }),
+    201,
+  );
   await okData(await t.request('POST', `/api/courses/${course.id}/publish`, { token: admin, body: { status: 'PUBLISHED' } }), 200);
   const form = captionForm();
   const cap = await t.app.inject({
@@ -166,6 +188,8 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
   const note = await okData(await t.request('POST', `/api/lessons/${lesson.id}/notes`, { token: student, body: { content: secrets[0], timestampSeconds: 5 } }), 201);
   const bookmark = await okData(await t.request('POST', `/api/lessons/${lesson.id}/bookmarks`, { token: student, body: { timestampSeconds: 7, label: secrets[1] } }), 201);
   await okData(await t.request('POST', `/api/lessons/${lesson.id}/blocks/${blockId}/answer`, { token: student, body: { answer: secrets[2] } }), 200);
+  // The owner's (failed) attempt, whose answer no one else of the students may see.
+  await okData(await t.request('POST', `/api/quiz/${quizLesson.id}/attempt`, { token: student, body: { answers: [{ questionId: quiz.questions[0].id, text: secrets[5] }] } }), 200);
 
   const bytes = 'hello file';
   const presign = await okData(await t.request('POST', '/api/upload', { token: admin, body: { fileName: 'a.txt', contentType: 'text/plain', size: bytes.length } }), 200);
@@ -226,6 +250,7 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
     courseId: course.id,
     moduleId: mod.id,
     lessonId: lesson.id,
+    quizLessonId: quizLesson.id,
     blockId,
     captionId,
     noteId: note.id,
@@ -250,6 +275,7 @@ const BY_SEGMENT: Record<string, (f: Fixture) => string> = {
   'courses/{id}': (f) => f.courseId,
   'modules/{id}': (f) => f.moduleId,
   'lessons/{id}': (f) => f.lessonId,
+  'quiz/{id}': (f) => f.quizLessonId,
   'captions/{id}': (f) => f.captionId,
   'notes/{id}': (f) => f.noteId,
   'bookmarks/{id}': (f) => f.bookmarkId,

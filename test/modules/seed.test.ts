@@ -45,6 +45,29 @@ describe('POST /api/dev/seed', () => {
     expect(nav.modules.length).toBeGreaterThan(0);
   });
 
+  it('seeds a quiz on the QUIZ lesson that the demo student can take', async () => {
+    const student = await t.token({ role: 'STUDENT', id: 'c_demo_stu_01' });
+    const [quizLesson] = (await t.db.select().from(lessons).where(eq(lessons.institutionId, 'inst_demo'))).filter((l) => l.type === 'QUIZ');
+    const quiz = expectOk(await t.request('GET', `/api/quiz/${quizLesson!.id}`, { token: student }));
+    expect(quiz).toMatchObject({ questionCount: 5, totalPoints: 6, maxAttempts: 3 });
+    expect(new Set(quiz.questions.map((q: any) => q.type))).toEqual(new Set(['SINGLE_CHOICE', 'MULTIPLE_CHOICE', 'TRUE_FALSE', 'SHORT_ANSWER', 'NUMERIC']));
+    const attempt = expectOk(
+      await t.request('POST', `/api/quiz/${quizLesson!.id}/attempt`, {
+        token: student,
+        body: {
+          answers: [
+            { questionId: 'q1', optionIds: ['b'] },
+            { questionId: 'q2', optionIds: ['a', 'c'] },
+            { questionId: 'q3', value: true },
+            { questionId: 'q4', text: ' Variable ' },
+            { questionId: 'q5', value: 3.5 },
+          ],
+        },
+      }),
+    );
+    expect(attempt).toMatchObject({ score: 6, percentage: 100, passed: true, completion: { lessonCompleted: true } });
+  });
+
   it('refuses non-admins with 403 and seeds only the caller institution', async () => {
     expectError(await t.request('POST', '/api/dev/seed', { token: await t.token({ role: 'TEACHER', id: 'u_demo_teacher' }) }), 403, 'FORBIDDEN');
     expectError(await t.request('POST', '/api/dev/seed', { token: await t.token({ role: 'STUDENT', id: 'c_demo_stu_01' }) }), 403, 'FORBIDDEN');

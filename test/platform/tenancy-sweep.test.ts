@@ -194,6 +194,7 @@ describe('cross-tenant sweep over every id-taking route', () => {
         fixture.courseId,
         fixture.moduleId,
         fixture.lessonId,
+        fixture.quizLessonId,
         fixture.captionId,
         fixture.noteId,
         fixture.bookmarkId,
@@ -225,5 +226,9 @@ describe('cross-tenant sweep over every id-taking route', () => {
     expect(notes.raw).toContain(fixture.secrets[0]);
     const answer = await t.request('GET', `/api/lessons/${fixture.lessonId}/blocks/${fixture.blockId}/answer`, { token: student });
     expect(answer.raw).toContain(fixture.secrets[2]);
+    const attempts = await t.request('GET', `/api/quiz/${fixture.quizLessonId}/attempts`, { token: student });
+    expect(attempts.raw).toContain(fixture.secrets[5]);
+    const quiz = await t.request('GET', `/api/quiz/${fixture.quizLessonId}`, { token: await t.token({ role: 'ADMIN', id: 'u_demo_admin' }) });
+    expect(quiz.raw).toContain(fixture.secrets[3]);
   });
 });

@@ -224,6 +224,12 @@ export function visibleLiveSessions(ctx: ServiceContext): SQL | undefined {
   return or(eq(liveSessions.hostId, ctx.actor.personId), inArray(liveSessions.courseId, ownCourses)) ?? sql`false`;
 }
 
+/** Learner writes on a lesson: the open rule, and an enrollment (a manager previewing has none). */
+async function learnLesson(ctx: ServiceContext, lessonId: string): Promise<LessonAccess & { state: CourseState | null; enrollment: Enrollment }> {
+  const opened = await openLesson(ctx, lessonId);
+  return { ...opened, enrollment: requireEnrolled(opened.enrollment) };
+}
+
 /** The rules, by action. Each takes its target and returns what it loaded. */
 const rules = {
   /** Create courses and categories: canManageCourses. */
@@ -257,10 +263,7 @@ const rules = {
   /** Open a lesson's content (see `openLesson`). */
   'lesson.open': (ctx: ServiceContext, lessonId: string) => openLesson(ctx, lessonId),
   /** Learner writes on a lesson (progress, events, interactions, answers): the open rule, and an enrollment. */
-  'lesson.learn': async (ctx: ServiceContext, lessonId: string) => {
-    const opened = await openLesson(ctx, lessonId);
-    return { ...opened, enrollment: requireEnrolled(opened.enrollment) };
-  },
+  'lesson.learn': (ctx: ServiceContext, lessonId: string) => learnLesson(ctx, lessonId),
   /** Create notes and bookmarks: an ACTIVE enrollment (spec 4.3; a DROPPED or COMPLETED one keeps what exists). */
   'lesson.annotate': async (ctx: ServiceContext, lessonId: string) => {
     const found = await loadLesson(ctx, lessonId);
@@ -295,6 +298,13 @@ const rules = {
     if (!review) throw notFound('Peer review');
     return review;
   },
+  /** Take a quiz (start an attempt, submit one): as `lesson.learn` on the QUIZ lesson. */
+  'quiz.take': (ctx: ServiceContext, lessonId: string) => learnLesson(ctx, lessonId),
+  /**
+   * List a quiz's attempts: managers (any course of the institution) see every student's;
+   * anyone else of the institution only their own (`staff` false), even without an enrollment now.
+   */
+  'quiz.attempts': async (ctx: ServiceContext, lessonId: string) => ({ ...(await loadLesson(ctx, lessonId)), staff: canManageCourses(ctx.actor) }),
   /** Upload, change and delete caption tracks: canManageCourses (spec 4.2 rule 1), any course of the institution. */
   'lesson.captions': async (ctx: ServiceContext, lessonId: string) => {
     if (!canManageCourses(ctx.actor)) throw forbidden('Caption changes require canManageCourses');

@@ -11,6 +11,7 @@ import { byId, inTenant } from '../../platform/db/tenancy.js';
 import { enqueue } from '../../platform/queue/queue.js';
 import { courseState, openableLessonIds, ownEnrollment, requireAccess } from '../access/access.service.js';
 import { captionTracks } from '../captions/captions.tables.js';
+import { copyQuizzes } from '../quizzes/quizzes.copy.js';
 import { categories, courseModules, courses, lessons, type Category, type Course, type CourseModule, type Lesson } from './courses.tables.js';
 import { assertWebLinks, learnerBlocks } from './lesson-content.js';
 import type {
@@ -206,7 +207,7 @@ export async function publishCourse(ctx: ServiceContext, courseId: string, statu
   return toCourseDto(updated);
 }
 
-/** Deep copy of modules and lessons into a new DRAFT owned by the caller (canManageCourses). */
+/** Deep copy of modules, lessons and their quizzes into a new DRAFT owned by the caller (canManageCourses). */
 export async function duplicateCourse(ctx: ServiceContext, courseId: string) {
   const source = await requireAccess(ctx, 'course.staff', courseId);
   const now = ctx.clock.now();
@@ -237,11 +238,12 @@ export async function duplicateCourse(ctx: ServiceContext, courseId: string) {
       .select()
       .from(lessons)
       .where(and(inTenant(tx, lessons), eq(lessons.courseId, source.id)));
+    const lessonIdMap = new Map(ls.map((l) => [l.id, newId()]));
     if (ls.length > 0) {
       await tx.db.insert(lessons).values(
         ls.map((l) => ({
           ...l,
-          id: newId(),
+          id: lessonIdMap.get(l.id)!,
           courseId: copy.id,
           moduleId: l.moduleId ? (moduleIdMap.get(l.moduleId) ?? null) : null,
           createdAt: now,
@@ -249,6 +251,7 @@ export async function duplicateCourse(ctx: ServiceContext, courseId: string) {
         })),
       );
     }
+    await copyQuizzes(tx, lessonIdMap);
     return toCourseDto(copy);
   });
 }

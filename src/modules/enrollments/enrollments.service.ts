@@ -148,7 +148,7 @@ export async function loadEnrollment(ctx: ServiceContext, courseId: string, stud
  * Display names of people, through the CRM's optional lookups: one lookup per distinct id
  * (cached, unknown ids remembered briefly by the client), a missing one degrades to a label.
  */
-async function studentNames(ctx: ServiceContext, studentIds: string[]): Promise<Map<string, string>> {
+export async function studentNames(ctx: ServiceContext, studentIds: string[]): Promise<Map<string, string>> {
   const unique = [...new Set(studentIds)];
   const slug = unique.length > 0 ? await institutionSlug(ctx, ctx.institutionId).catch(() => null) : null;
   const names = await Promise.all(unique.map(async (id) => [id, (slug ? await ctx.crm.displayNameOrNull(slug, id) : null) ?? `Student ${id}`] as const));
