@@ -14,3 +14,7 @@ export * from './files/files.tables.js';
 export * from './notifications/notifications.tables.js';
 export * from './analytics/analytics.tables.js';
 export * from './assignments/assignments.tables.js';
+export * from './audit/audit.tables.js';
+export * from './announcements/announcements.tables.js';
+export * from './discussions/discussions.tables.js';
+export * from './reviews/reviews.tables.js';
