@@ -24,7 +24,7 @@ import {
 
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
+  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
   const tags = ['courses'];
 
   r.get(
