@@ -13,6 +13,7 @@ import { settingsModule } from './settings/settings.routes.js';
 import { syncModule } from './sync/sync.routes.js';
 import { notificationsModule } from './notifications/notifications.routes.js';
 import { assignmentsModule } from './assignments/assignments.routes.js';
+import { announcementsModule } from './announcements/announcements.routes.js';
 import { auditModule } from './audit/audit.routes.js';
 import { cronModule } from './cron/cron.routes.js';
 import { devModule } from './dev/dev.routes.js';
@@ -36,6 +37,7 @@ export const modules: AppModule[] = [
   filesModule,
   assignmentsModule,
   notificationsModule,
+  announcementsModule,
   auditModule,
   cronModule,
   devModule,

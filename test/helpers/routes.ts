@@ -72,6 +72,8 @@ export interface Fixture {
   submissionId: string;
   /** The peer review the student does (of the other student's submission). */
   peerReviewId: string;
+  /** A whole-course announcement by the admin. */
+  announcementId: string;
   /** Strings planted in the owner's records; no response to another user may contain them. */
   secrets: string[];
 }
@@ -197,11 +199,17 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
   const queue = await okData(await t.request('GET', '/api/me/peer-reviews', { token: student }), 200);
   expect(queue.reviews).toHaveLength(1);
 
+  const announcement = await okData(
+    await t.request('POST', `/api/courses/${course.id}/announcements`, { token: admin, body: { title: `Welcome ${tag}`, body: 'Hello class' } }),
+    201,
+  );
+
   return {
     institutionId,
     assignmentId: assignmentLesson.id,
     submissionId: submission.id,
     peerReviewId: queue.reviews[0].id,
+    announcementId: announcement.id,
     courseId: course.id,
     moduleId: mod.id,
     lessonId: lesson.id,
@@ -236,6 +244,7 @@ const BY_SEGMENT: Record<string, (f: Fixture) => string> = {
   'files/{id}': (f) => f.fileId,
   'assignments/{id}': (f) => f.assignmentId,
   'peer-reviews/{id}': (f) => f.peerReviewId,
+  'announcements/{id}': (f) => f.announcementId,
 };
 const BY_NAME: Record<string, (f: Fixture) => string> = {
   courseId: (f) => f.courseId,
