@@ -14,6 +14,7 @@ import { syncModule } from './sync/sync.routes.js';
 import { notificationsModule } from './notifications/notifications.routes.js';
 import { assignmentsModule } from './assignments/assignments.routes.js';
 import { announcementsModule } from './announcements/announcements.routes.js';
+import { discussionsModule } from './discussions/discussions.routes.js';
 import { auditModule } from './audit/audit.routes.js';
 import { cronModule } from './cron/cron.routes.js';
 import { devModule } from './dev/dev.routes.js';
@@ -38,6 +39,7 @@ export const modules: AppModule[] = [
   assignmentsModule,
   notificationsModule,
   announcementsModule,
+  discussionsModule,
   auditModule,
   cronModule,
   devModule,

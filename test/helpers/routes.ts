@@ -74,6 +74,9 @@ export interface Fixture {
   peerReviewId: string;
   /** A whole-course announcement by the admin. */
   announcementId: string;
+  /** The student's discussion thread in the course, and their reply in it. */
+  discussionId: string;
+  replyId: string;
   /** Strings planted in the owner's records; no response to another user may contain them. */
   secrets: string[];
 }
@@ -123,7 +126,8 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
   const admin = await t.token({ role: 'ADMIN', id: opts.adminId ?? DEMO_ADMIN_ID, institutionId });
   const student = await t.token({ role: 'STUDENT', id: studentId, institutionId });
   const tag = `${institutionId}-${Math.random().toString(36).slice(2, 10)}`;
-  const secrets = [`secret-note-${tag}`, `secret-bookmark-${tag}`, `secret-answer-${tag}`];
+  // The last one is the text of a reply its author deleted: no answer to anyone may contain it.
+  const secrets = [`secret-note-${tag}`, `secret-bookmark-${tag}`, `secret-answer-${tag}`, `secret-deleted-reply-${tag}`];
 
   const okData = async (res: { status: number; raw: string; body: any }, status: number) => {
     expect(res.status, res.raw).toBe(status);
@@ -203,6 +207,10 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
     await t.request('POST', `/api/courses/${course.id}/announcements`, { token: admin, body: { title: `Welcome ${tag}`, body: 'Hello class' } }),
     201,
   );
+  const thread = await okData(await t.request('POST', `/api/courses/${course.id}/discussions`, { token: student, body: { title: `Question ${tag}`, body: 'How?' } }), 201);
+  const reply = await okData(await t.request('POST', `/api/discussions/${thread.id}/replies`, { token: student, body: { body: 'A follow-up' } }), 201);
+  const deleted = await okData(await t.request('POST', `/api/discussions/${thread.id}/replies`, { token: student, body: { body: secrets[3] } }), 201);
+  await okData(await t.request('DELETE', `/api/discussion-replies/${deleted.id}`, { token: student }), 200);
 
   return {
     institutionId,
@@ -210,6 +218,8 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
     submissionId: submission.id,
     peerReviewId: queue.reviews[0].id,
     announcementId: announcement.id,
+    discussionId: thread.id,
+    replyId: reply.id,
     courseId: course.id,
     moduleId: mod.id,
     lessonId: lesson.id,
@@ -245,6 +255,8 @@ const BY_SEGMENT: Record<string, (f: Fixture) => string> = {
   'assignments/{id}': (f) => f.assignmentId,
   'peer-reviews/{id}': (f) => f.peerReviewId,
   'announcements/{id}': (f) => f.announcementId,
+  'discussions/{id}': (f) => f.discussionId,
+  'discussion-replies/{id}': (f) => f.replyId,
 };
 const BY_NAME: Record<string, (f: Fixture) => string> = {
   courseId: (f) => f.courseId,
@@ -300,6 +312,7 @@ const ID_HINTS: Record<string, keyof Fixture> = {
   enrollmentId: 'enrollmentId',
   fileId: 'fileId',
   submissionId: 'submissionId',
+  parentReplyId: 'replyId',
 };
 
 /**
