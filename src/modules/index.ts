@@ -15,6 +15,7 @@ import { notificationsModule } from './notifications/notifications.routes.js';
 import { assignmentsModule } from './assignments/assignments.routes.js';
 import { announcementsModule } from './announcements/announcements.routes.js';
 import { discussionsModule } from './discussions/discussions.routes.js';
+import { reviewsModule } from './reviews/reviews.routes.js';
 import { auditModule } from './audit/audit.routes.js';
 import { cronModule } from './cron/cron.routes.js';
 import { devModule } from './dev/dev.routes.js';
@@ -40,6 +41,7 @@ export const modules: AppModule[] = [
   notificationsModule,
   announcementsModule,
   discussionsModule,
+  reviewsModule,
   auditModule,
   cronModule,
   devModule,

@@ -211,6 +211,7 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
   const reply = await okData(await t.request('POST', `/api/discussions/${thread.id}/replies`, { token: student, body: { body: 'A follow-up' } }), 201);
   const deleted = await okData(await t.request('POST', `/api/discussions/${thread.id}/replies`, { token: student, body: { body: secrets[3] } }), 201);
   await okData(await t.request('DELETE', `/api/discussion-replies/${deleted.id}`, { token: student }), 200);
+  await okData(await t.request('POST', '/api/reviews', { token: student, body: { courseId: course.id, rating: 4, comment: 'Clear and useful' } }), 201);
 
   return {
     institutionId,

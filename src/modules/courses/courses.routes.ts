@@ -6,6 +6,7 @@ import { actorOf } from '../../platform/auth/auth-plugin.js';
 import * as svc from './courses.service.js';
 import {
   categorySchema,
+  courseDetailSchema,
   courseSchema,
   createCategoryBody,
   createCourseBody,
@@ -61,7 +62,13 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/courses/:id',
     {
-      schema: { tags, operationId: 'getCourse', summary: 'Course detail', params: idParams, response: { 200: envelope(courseSchema) } },
+      schema: {
+        tags,
+        operationId: 'getCourse',
+        summary: 'Course detail, with its rating (averageRating, reviewCount)',
+        params: idParams,
+        response: { 200: envelope(courseDetailSchema) },
+      },
     },
     async (req) => ok(await svc.getCourse(ctx(req), req.params.id)),
   );

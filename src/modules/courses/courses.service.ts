@@ -12,6 +12,7 @@ import { enqueue } from '../../platform/queue/queue.js';
 import { courseState, openableLessonIds, ownEnrollment, requireAccess } from '../access/access.service.js';
 import { captionTracks } from '../captions/captions.tables.js';
 import { audit, changes, snapshot } from '../audit/audit.js';
+import { ratingOf } from '../reviews/reviews.summary.js';
 import { categories, courseModules, courses, lessons, type Category, type Course, type CourseModule, type Lesson } from './courses.tables.js';
 import { assertWebLinks, learnerBlocks } from './lesson-content.js';
 import type {
@@ -169,8 +170,10 @@ export async function createCourse(ctx: ServiceContext, body: z.infer<typeof cre
   });
 }
 
+/** Course detail: the course with its rating (`averageRating`, `reviewCount`). */
 export async function getCourse(ctx: ServiceContext, courseId: string) {
-  return toCourseDto(await requireAccess(ctx, 'course.view', courseId));
+  const course = await requireAccess(ctx, 'course.view', courseId);
+  return { ...toCourseDto(course), ...(await ratingOf(ctx, course.id)) };
 }
 
 export async function updateCourse(ctx: ServiceContext, courseId: string, body: z.infer<typeof updateCourseBody>) {
