@@ -19,6 +19,10 @@ import { gamificationModule } from './gamification/gamification.routes.js';
 import { learningPathsModule } from './learning-paths/learning-paths.routes.js';
 import { complianceModule } from './compliance/compliance.routes.js';
 import { liveSessionsModule } from './live-sessions/live-sessions.routes.js';
+import { announcementsModule } from './announcements/announcements.routes.js';
+import { discussionsModule } from './discussions/discussions.routes.js';
+import { reviewsModule } from './reviews/reviews.routes.js';
+import { auditModule } from './audit/audit.routes.js';
 import { cronModule } from './cron/cron.routes.js';
 import { devModule } from './dev/dev.routes.js';
 
@@ -47,6 +51,10 @@ export const modules: AppModule[] = [
   complianceModule,
   liveSessionsModule,
   notificationsModule,
+  announcementsModule,
+  discussionsModule,
+  reviewsModule,
+  auditModule,
   cronModule,
   devModule,
 ];

@@ -19,3 +19,7 @@ export * from './gamification/gamification.tables.js';
 export * from './learning-paths/learning-paths.tables.js';
 export * from './compliance/compliance.tables.js';
 export * from './live-sessions/live-sessions.tables.js';
+export * from './audit/audit.tables.js';
+export * from './announcements/announcements.tables.js';
+export * from './discussions/discussions.tables.js';
+export * from './reviews/reviews.tables.js';

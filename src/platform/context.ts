@@ -41,13 +41,24 @@ export interface ServiceContext {
   log: Logger;
   actor: Session;
   institutionId: string;
+  /** The id of the request this call serves (`req.id`, echoed as `x-request-id`), or null outside a request. */
+  requestId: string | null;
+}
+
+/** The request id a Fastify request logger (a pino child) carries as its `reqId` binding, if any. */
+function requestIdOf(log: Logger): string | null {
+  const bindings = (log as { bindings?: () => Record<string, unknown> }).bindings;
+  const reqId = typeof bindings === 'function' ? bindings.call(log).reqId : undefined;
+  return typeof reqId === 'string' ? reqId : null;
 }
 
 /**
  * The context of one service call. `log` is the request's logger (`req.log`) in a route, so
- * every line a service logs carries the request id; `deps.log` outside a request.
+ * every line a service logs carries the request id; `deps.log` outside a request. `requestId`
+ * (`req.id`) is what audit rows record; without it, the `reqId` binding of a pino request
+ * logger is used (absent when logging is off).
  */
-export function serviceContext(deps: Deps, actor: Session, log: Logger): ServiceContext {
+export function serviceContext(deps: Deps, actor: Session, log: Logger, requestId?: string | null): ServiceContext {
   return {
     db: deps.database.db,
     inTx: false,
@@ -59,6 +70,7 @@ export function serviceContext(deps: Deps, actor: Session, log: Logger): Service
     log,
     actor,
     institutionId: actor.institutionId,
+    requestId: requestId ?? requestIdOf(log),
   };
 }
 

@@ -78,6 +78,11 @@ export interface Fixture {
   learningPathId: string;
   /** A LIVE live session of the course (hosted by the admin), which the student registered for and joined. */
   liveSessionId: string;
+  /** A whole-course announcement by the admin. */
+  announcementId: string;
+  /** The student's discussion thread in the course, and their reply in it. */
+  discussionId: string;
+  replyId: string;
   /** Strings planted in the owner's records; no response to another user may contain them. */
   secrets: string[];
 }
@@ -135,6 +140,8 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
     `secret-quiz-key-${tag}`,
     `secret-quiz-explanation-${tag}`,
     `secret-quiz-attempt-${tag}`,
+    // The text of a reply its author deleted: no answer to anyone may contain it.
+    `secret-deleted-reply-${tag}`,
   ];
 
   const okData = async (res: { status: number; raw: string; body: any }, status: number) => {
@@ -240,6 +247,16 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
   await okData(await t.request('POST', `/api/live-sessions/${live.id}/start`, { token: admin }), 200);
   await okData(await t.request('POST', `/api/live-sessions/${live.id}/join`, { token: student }), 200);
 
+  const announcement = await okData(
+    await t.request('POST', `/api/courses/${course.id}/announcements`, { token: admin, body: { title: `Welcome ${tag}`, body: 'Hello class' } }),
+    201,
+  );
+  const thread = await okData(await t.request('POST', `/api/courses/${course.id}/discussions`, { token: student, body: { title: `Question ${tag}`, body: 'How?' } }), 201);
+  const reply = await okData(await t.request('POST', `/api/discussions/${thread.id}/replies`, { token: student, body: { body: 'A follow-up' } }), 201);
+  const deleted = await okData(await t.request('POST', `/api/discussions/${thread.id}/replies`, { token: student, body: { body: secrets[6] } }), 201);
+  await okData(await t.request('DELETE', `/api/discussion-replies/${deleted.id}`, { token: student }), 200);
+  await okData(await t.request('POST', '/api/reviews', { token: student, body: { courseId: course.id, rating: 4, comment: 'Clear and useful' } }), 201);
+
   return {
     institutionId,
     assignmentId: assignmentLesson.id,
@@ -247,6 +264,9 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
     peerReviewId: queue.reviews[0].id,
     learningPathId: learningPath.id,
     liveSessionId: live.id,
+    announcementId: announcement.id,
+    discussionId: thread.id,
+    replyId: reply.id,
     courseId: course.id,
     moduleId: mod.id,
     lessonId: lesson.id,
@@ -285,6 +305,9 @@ const BY_SEGMENT: Record<string, (f: Fixture) => string> = {
   'peer-reviews/{id}': (f) => f.peerReviewId,
   'learning-paths/{id}': (f) => f.learningPathId,
   'live-sessions/{id}': (f) => f.liveSessionId,
+  'announcements/{id}': (f) => f.announcementId,
+  'discussions/{id}': (f) => f.discussionId,
+  'discussion-replies/{id}': (f) => f.replyId,
 };
 const BY_NAME: Record<string, (f: Fixture) => string> = {
   courseId: (f) => f.courseId,
@@ -342,6 +365,7 @@ const ID_HINTS: Record<string, keyof Fixture> = {
   enrollmentId: 'enrollmentId',
   fileId: 'fileId',
   submissionId: 'submissionId',
+  parentReplyId: 'replyId',
 };
 
 /**

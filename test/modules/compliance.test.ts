@@ -103,6 +103,9 @@ describe('compliance', () => {
     const res = await t.request('POST', '/api/compliance/waive', { token: admin, body: { recordId: record.id, reason: 'Medical exemption' } });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ id: record.id, status: 'WAIVED', waiveReason: 'Medical exemption' });
+    const log = await t.request('GET', '/api/audit-log', { token: admin, query: { action: 'compliance.waive' } });
+    expect(log.status).toBe(200);
+    expect(log.body.data.map((r: any) => r.targetId)).toContain(record.id);
     expectError(await t.request('POST', '/api/compliance/waive', { token: admin, body: { recordId: record.id, reason: 'Again' } }), 409, 'CONFLICT');
     expectError(await t.request('POST', '/api/compliance/waive', { token: admin, body: { recordId: 'nope', reason: 'Missing' } }), 404, 'NOT_FOUND');
   });

@@ -23,6 +23,8 @@ import { requireInstitutionSlug } from '../institutions/institutions.service.js'
 import { lessonLocks, orderedLessons, type LockState } from '../learn/drip.js';
 import { peerReviews, type PeerReview } from '../assignments/assignments.tables.js';
 import { liveSessions, type LiveSession } from '../live-sessions/live-sessions.tables.js';
+import { announcements, type Announcement } from '../announcements/announcements.tables.js';
+import { discussionReplies, discussionThreads, type DiscussionReply, type DiscussionThread } from '../discussions/discussions.tables.js';
 
 export interface LessonAccess {
   lesson: Lesson;
@@ -230,6 +232,66 @@ async function learnLesson(ctx: ServiceContext, lessonId: string): Promise<Lesso
   return { ...opened, enrollment: requireEnrolled(opened.enrollment) };
 }
 
+/** Who takes part in a course's community (announcements, discussions): its staff, or a learner admitted to it. */
+export interface CommunityAccess {
+  course: Course;
+  /** The caller's ACTIVE or COMPLETED enrollment (null for staff). */
+  enrollment: Enrollment | null;
+  /** canManageCourses: sees hidden posts and every announcement, moderates. */
+  manager: boolean;
+}
+
+/**
+ * Course staff (canManageCourses), or a learner with an ACTIVE or COMPLETED enrollment. Anyone
+ * else: 403 ENROLLMENT_REQUIRED when they may know the course (published, or they had an
+ * enrollment), else 404.
+ */
+async function joinCommunity(ctx: ServiceContext, course: Course, enrollment?: Enrollment | null): Promise<CommunityAccess> {
+  if (canManageCourses(ctx.actor)) return { course, enrollment: null, manager: true };
+  const own = enrollment === undefined ? await ownEnrollment(ctx, course.id) : enrollment;
+  if (admits(own)) return { course, enrollment: own, manager: false };
+  if (course.status !== 'PUBLISHED' && !own) throw notFound('Course');
+  throw new AppError('ENROLLMENT_REQUIRED', 'Only students enrolled in this course and its staff take part in its discussions and announcements');
+}
+
+async function loadThread(ctx: ServiceContext, threadId: string): Promise<DiscussionThread> {
+  const [thread] = await ctx.db
+    .select()
+    .from(discussionThreads)
+    .where(byId(ctx, discussionThreads, threadId))
+    .limit(1);
+  if (!thread) throw notFound('Discussion');
+  return thread;
+}
+
+/** A thread the caller may read: a member of its course's community; a hidden thread only for staff (404 otherwise). */
+async function viewThread(ctx: ServiceContext, threadId: string) {
+  const thread = await loadThread(ctx, threadId);
+  const access = await joinCommunity(ctx, await loadCourse(ctx, thread.courseId));
+  if (thread.isHidden && !access.manager) throw notFound('Discussion');
+  return { ...access, thread };
+}
+
+/** A reply the caller may read, with its thread: hidden ones (or in a hidden thread) only for staff. */
+async function viewReply(ctx: ServiceContext, replyId: string) {
+  const [reply] = await ctx.db
+    .select()
+    .from(discussionReplies)
+    .where(byId(ctx, discussionReplies, replyId))
+    .limit(1);
+  if (!reply) throw notFound('Reply');
+  const access = await viewThread(ctx, reply.threadId).catch((err: unknown) => {
+    throw err instanceof AppError && err.code === 'NOT_FOUND' ? notFound('Reply') : err;
+  });
+  if (reply.isHidden && !access.manager) throw notFound('Reply');
+  return { ...access, reply: reply as DiscussionReply };
+}
+
+function requirePostAuthor(ctx: ServiceContext, post: { authorId: string; deletedAt: Date | null }, what: string) {
+  if (post.deletedAt) throw notFound(what);
+  if (post.authorId !== ctx.actor.personId) throw forbidden(`Only the author may change this ${what.toLowerCase()}`);
+}
+
 /** The rules, by action. Each takes its target and returns what it loaded. */
 const rules = {
   /** Create courses and categories: canManageCourses. */
@@ -374,6 +436,68 @@ const rules = {
     if (target.studentId !== undefined && target.studentId !== ctx.actor.personId) throw notFound('Enrollment');
     if (!(await ownEnrollment(ctx, course.id))) throw notFound('Course');
     return { course, studentId: ctx.actor.personId };
+  },
+  /** Read a course's announcements and discussions, start threads and reply: staff, or an ACTIVE or COMPLETED enrollment. */
+  'course.community': async (ctx: ServiceContext, courseId: string) => joinCommunity(ctx, await loadCourse(ctx, courseId)),
+  /** The same for a lesson's discussions (the lesson's course decides; drip locks do not apply). */
+  'lesson.community': async (ctx: ServiceContext, lessonId: string) => {
+    const found = await loadLesson(ctx, lessonId);
+    return { ...(await joinCommunity(ctx, found.course, found.enrollment)), lesson: found.lesson };
+  },
+  /** Post an announcement in a course: canManageCourses (any course of the institution). */
+  'course.announce': async (ctx: ServiceContext, courseId: string) => {
+    if (!canManageCourses(ctx.actor)) throw forbidden('Posting announcements requires canManageCourses');
+    return loadCourse(ctx, courseId);
+  },
+  /** Change or delete an announcement: its author or ADMIN (others with canManageCourses: 403; learners: 403 whatever the id). */
+  'announcement.edit': async (ctx: ServiceContext, announcementId: string): Promise<Announcement> => {
+    if (!canManageCourses(ctx.actor)) throw forbidden('Changing announcements requires canManageCourses');
+    const [row] = await ctx.db
+      .select()
+      .from(announcements)
+      .where(byId(ctx, announcements, announcementId))
+      .limit(1);
+    if (!row) throw notFound('Announcement');
+    if (!isOwnerOrAdmin(ctx.actor, row.authorId)) throw forbidden('Only the author of this announcement or an administrator may change it');
+    return row;
+  },
+  /** Read a thread: as `course.community` on its course; a hidden thread only for staff. */
+  'discussion.view': (ctx: ServiceContext, threadId: string) => viewThread(ctx, threadId),
+  /** Edit or delete a thread: its author only (403), while it is readable to them and not deleted (404). */
+  'discussion.edit': async (ctx: ServiceContext, threadId: string) => {
+    const found = await viewThread(ctx, threadId);
+    requirePostAuthor(ctx, found.thread, 'Discussion');
+    return found;
+  },
+  /** Pin, lock or hide a thread: canManageCourses (403 whatever the id for anyone else). */
+  'discussion.moderate': async (ctx: ServiceContext, threadId: string) => {
+    if (!canManageCourses(ctx.actor)) throw forbidden('Moderation requires canManageCourses');
+    return loadThread(ctx, threadId);
+  },
+  /** Edit or delete a reply: its author only, while readable to them and not deleted. */
+  'discussionReply.edit': async (ctx: ServiceContext, replyId: string) => {
+    const found = await viewReply(ctx, replyId);
+    requirePostAuthor(ctx, found.reply, 'Reply');
+    return found;
+  },
+  /** Hide or show a reply: canManageCourses. */
+  'discussionReply.moderate': async (ctx: ServiceContext, replyId: string) => {
+    if (!canManageCourses(ctx.actor)) throw forbidden('Moderation requires canManageCourses');
+    const [reply] = await ctx.db
+      .select()
+      .from(discussionReplies)
+      .where(byId(ctx, discussionReplies, replyId))
+      .limit(1);
+    if (!reply) throw notFound('Reply');
+    return reply;
+  },
+  /** Review a course: a learner with an ACTIVE or COMPLETED enrollment in it (403 ENROLLMENT_REQUIRED; 404 for a course they may not know). */
+  'course.review': async (ctx: ServiceContext, courseId: string) => {
+    const course = await loadCourse(ctx, courseId);
+    const enrollment = await ownEnrollment(ctx, course.id);
+    if (admits(enrollment)) return { course, enrollment };
+    if (course.status !== 'PUBLISHED' && !enrollment && !canManageCourses(ctx.actor)) throw notFound('Course');
+    throw new AppError('ENROLLMENT_REQUIRED', 'Only students enrolled in this course (active or completed) may review it');
   },
   /** Institution settings and CRM sync: ADMIN. */
   'institution.admin': async (ctx: ServiceContext, _target: null) => {

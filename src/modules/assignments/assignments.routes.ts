@@ -34,7 +34,7 @@ const anonymous = 'Anonymous: the answer never contains the author’s id, name,
 /** Spec 4.9 assignment rows and 4.4 peer review. `{id}` of /api/assignments is the ASSIGNMENT lesson's id. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
 
   r.get(
     '/api/assignments/:id',

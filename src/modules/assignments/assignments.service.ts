@@ -13,6 +13,7 @@ import { institutionSlug } from '../institutions/institutions.service.js';
 import { notify } from '../notifications/notify.js';
 import { completeAssessedLesson } from '../progress/progress.service.js';
 import { allocateReviewers } from './peer-allocation.js';
+import { audit, changes as changedFields } from '../audit/audit.js';
 import {
   assignments,
   peerReviews,
@@ -320,6 +321,12 @@ export async function grade(ctx: ServiceContext, id: string, body: { submissionI
       })
       .where(byId(tx, submissions, current.id))
       .returning()) as [Submission];
+    await audit(tx, {
+      action: 'submission.grade',
+      targetType: 'submission',
+      targetId: row.id,
+      ...changedFields(current, row, ['status', 'score', 'instructorScore', 'feedback', 'gradedBy']),
+    });
     if (passes(assignment, body.score)) await completeAssessedLesson(tx, course, id, row.enrollmentId, percentOf(body.score, assignment.maxScore));
     await notify(tx, {
       institutionId: tx.institutionId,

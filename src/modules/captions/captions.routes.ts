@@ -50,7 +50,7 @@ async function readCaptionForm(req: FastifyRequest): Promise<captions.CaptionFor
 /** Spec 4.2: WebVTT caption tracks of lesson videos and their transcripts. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req), req.log);
+  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req), req.log, req.id);
   const transcripts = new captions.TranscriptCache(deps.clock);
 
   r.get(

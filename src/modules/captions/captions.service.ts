@@ -10,6 +10,7 @@ import { newId } from '../../platform/ids.js';
 import { newObjectKey } from '../../platform/storage/index.js';
 import { lessons, type Lesson } from '../courses/courses.tables.js';
 import { requireAccess } from '../access/access.service.js';
+import { audit, changes as changedFields, snapshot } from '../audit/audit.js';
 import { captionTracks, type CaptionTrack } from './captions.tables.js';
 import { MAX_CAPTION_BYTES, captionUploadFieldsSchema, type CaptionTrackDto, type CaptionUpdate, type Cue, type Transcript } from './captions.schemas.js';
 import { byId, inTenant } from '../../platform/db/tenancy.js';
@@ -264,6 +265,9 @@ function checkBlock(lesson: Lesson, blockId: string | null, issues: FieldIssue[]
   }
 }
 
+/** What the audit log records of a created or deleted caption track. */
+const CAPTION_AUDITED = ['lessonId', 'blockId', 'language', 'label', 'isDefault'] as const;
+
 /**
  * Spec 4.2 POST: checks access before the body is read (`readForm` consumes the upload), then
  * validates everything before anything is written. The file goes to storage under a
@@ -308,6 +312,7 @@ export async function createCaption(ctx: ServiceContext, lessonId: string, readF
             createdBy: ctx.actor.personId,
           })
           .returning();
+        await audit(tx, { action: 'caption.create', targetType: 'caption', targetId: inserted!.id, after: snapshot(inserted!, CAPTION_AUDITED) });
         return inserted!;
       }),
     );
@@ -339,6 +344,7 @@ export async function updateCaption(ctx: ServiceContext, lessonId: string, capti
         .where(and(inTenant(tx, captionTracks), eq(captionTracks.lessonId, lessonId), eq(captionTracks.id, captionId)))
         .returning();
       if (!updated) throw notFound('Caption track');
+      await audit(tx, { action: 'caption.update', targetType: 'caption', targetId: updated.id, ...changedFields(track, updated, ['label', 'language', 'isDefault']) });
       return updated;
     }),
   );
@@ -348,11 +354,15 @@ export async function updateCaption(ctx: ServiceContext, lessonId: string, capti
 /** Spec 4.2 rule 6: the row goes; the stored file is removed best-effort. */
 export async function deleteCaption(ctx: ServiceContext, cache: TranscriptCache, lessonId: string, captionId: string): Promise<{ id: string; deleted: true }> {
   await requireAccess(ctx, 'lesson.captions', lessonId);
-  const [removed] = await ctx.db
-    .delete(captionTracks)
-    .where(and(inTenant(ctx, captionTracks), eq(captionTracks.lessonId, lessonId), eq(captionTracks.id, captionId)))
-    .returning();
-  if (!removed) throw notFound('Caption track');
+  const removed = await withTx(ctx, async (tx) => {
+    const [row] = await tx.db
+      .delete(captionTracks)
+      .where(and(inTenant(tx, captionTracks), eq(captionTracks.lessonId, lessonId), eq(captionTracks.id, captionId)))
+      .returning();
+    if (!row) throw notFound('Caption track');
+    await audit(tx, { action: 'caption.delete', targetType: 'caption', targetId: row.id, before: snapshot(row, CAPTION_AUDITED) });
+    return row;
+  });
   cache.delete(ctx.institutionId, removed.id);
   try {
     await ctx.storage.delete(removed.storageKey);

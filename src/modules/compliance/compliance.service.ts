@@ -14,6 +14,7 @@ import { enrollStudents, lockCourse } from '../enrollments/enrollments.service.j
 import { requireInstitutionSlug } from '../institutions/institutions.service.js';
 import { isCrmError } from '../../platform/crm/client.js';
 import { notify } from '../notifications/notify.js';
+import { audit } from '../audit/audit.js';
 import { complianceRecords, complianceTrainings, type ComplianceStatus, type ComplianceTraining } from './compliance.tables.js';
 
 /** Reminders go out this long before the due date (once per cycle), and once on becoming overdue. */
@@ -264,6 +265,13 @@ export async function waive(ctx: ServiceContext, body: { recordId: string; reaso
       .update(complianceRecords)
       .set({ waivedAt: now, waivedBy: tx.actor.personId, waiveReason: body.reason, updatedAt: now })
       .where(byId(tx, complianceRecords, record.id));
+    await audit(tx, {
+      action: 'compliance.waive',
+      targetType: 'compliance_record',
+      targetId: record.id,
+      before: { waivedAt: null },
+      after: { personId: record.personId, trainingId: record.trainingId, cycle: record.cycle, reason: body.reason },
+    });
     const [row] = await rawRows<RecordRow>(tx.db, sql`select *, 1 as total from (${currentRecords(tx.institutionId, now, [sql`id = ${record.id}`])}) y`);
     if (!row) throw conflict('Only the current cycle of an obligation can be waived');
     return recordDto(row);

@@ -6,6 +6,7 @@ import { actorOf } from '../../platform/auth/auth-plugin.js';
 import * as svc from './courses.service.js';
 import {
   categorySchema,
+  courseDetailSchema,
   courseSchema,
   createCategoryBody,
   createCourseBody,
@@ -24,7 +25,7 @@ import {
 
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
+  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
   const tags = ['courses'];
 
   r.get(
@@ -61,7 +62,13 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/courses/:id',
     {
-      schema: { tags, operationId: 'getCourse', summary: 'Course detail', params: idParams, response: { 200: envelope(courseSchema) } },
+      schema: {
+        tags,
+        operationId: 'getCourse',
+        summary: 'Course detail, with its rating (averageRating, reviewCount)',
+        params: idParams,
+        response: { 200: envelope(courseDetailSchema) },
+      },
     },
     async (req) => ok(await svc.getCourse(ctx(req), req.params.id)),
   );

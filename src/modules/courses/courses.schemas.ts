@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { paginationFields } from '../../platform/http/pagination.js';
 import { COURSE_STATUSES, DRIP_MODES, LESSON_TYPES } from './courses.tables.js';
+import { ratingFields } from '../reviews/reviews.schemas.js';
 
 const title = z.string().trim().min(1, 'required').max(200);
 const isoDateTime = z.string().datetime({ offset: true }).describe('ISO 8601 timestamp');
@@ -28,6 +29,9 @@ export const courseSchema = z.object({
   createdAt: ts,
   updatedAt: ts,
 });
+
+/** Course detail: the course and its reviews' rating. */
+export const courseDetailSchema = courseSchema.extend(ratingFields);
 
 const courseFields = {
   title,

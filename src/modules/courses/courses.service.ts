@@ -12,6 +12,8 @@ import { enqueue } from '../../platform/queue/queue.js';
 import { courseState, openableLessonIds, ownEnrollment, requireAccess } from '../access/access.service.js';
 import { captionTracks } from '../captions/captions.tables.js';
 import { copyQuizzes } from '../quizzes/quizzes.copy.js';
+import { audit, changes, snapshot } from '../audit/audit.js';
+import { ratingOf } from '../reviews/reviews.summary.js';
 import { categories, courseModules, courses, lessons, type Category, type Course, type CourseModule, type Lesson } from './courses.tables.js';
 import { assertWebLinks, learnerBlocks } from './lesson-content.js';
 import type {
@@ -88,6 +90,10 @@ export const toCategoryDto = (c: Category) => ({
   createdAt: iso(c.createdAt) as string,
 });
 
+/** What the audit log records of a created or duplicated course, and of a created or deleted lesson. */
+const COURSE_AUDITED = ['title', 'status', 'ownerId', 'categoryId', 'maxEnrollments', 'dripMode', 'certificateEnabled'] as const;
+const LESSON_AUDITED = ['courseId', 'moduleId', 'title', 'type', 'order'] as const;
+
 /** A course of the caller's institution, or 404 (no rule beyond tenancy: callers check access). */
 export async function loadCourse(ctx: ServiceContext, courseId: string): Promise<Course> {
   const [course] = await ctx.db
@@ -138,32 +144,37 @@ export async function createCourse(ctx: ServiceContext, body: z.infer<typeof cre
   assertWebLinks(ctx.config, { thumbnailUrl: body.thumbnailUrl });
   await assertCategory(ctx, body.categoryId);
   const now = ctx.clock.now();
-  const [course] = await ctx.db
-    .insert(courses)
-    .values({
-      id: newId(),
-      institutionId: ctx.institutionId,
-      ownerId: ctx.actor.personId,
-      title: body.title,
-      description: body.description ?? null,
-      categoryId: body.categoryId ?? null,
-      maxEnrollments: body.maxEnrollments ?? null,
-      dripMode: body.dripMode ?? 'NONE',
-      certificateEnabled: body.certificateEnabled ?? false,
-      certificateValidityMonths: body.certificateValidityMonths ?? null,
-      thumbnailUrl: body.thumbnailUrl ?? null,
-      estimatedDuration: body.estimatedDuration ?? null,
-      passingScore: body.passingScore ?? null,
-      status: 'DRAFT',
-      createdAt: now,
-      updatedAt: now,
-    })
-    .returning();
-  return toCourseDto(course);
+  return withTx(ctx, async (tx) => {
+    const [course] = await tx.db
+      .insert(courses)
+      .values({
+        id: newId(),
+        institutionId: ctx.institutionId,
+        ownerId: ctx.actor.personId,
+        title: body.title,
+        description: body.description ?? null,
+        categoryId: body.categoryId ?? null,
+        maxEnrollments: body.maxEnrollments ?? null,
+        dripMode: body.dripMode ?? 'NONE',
+        certificateEnabled: body.certificateEnabled ?? false,
+        certificateValidityMonths: body.certificateValidityMonths ?? null,
+        thumbnailUrl: body.thumbnailUrl ?? null,
+        estimatedDuration: body.estimatedDuration ?? null,
+        passingScore: body.passingScore ?? null,
+        status: 'DRAFT',
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    await audit(tx, { action: 'course.create', targetType: 'course', targetId: course.id, after: snapshot(course, COURSE_AUDITED) });
+    return toCourseDto(course);
+  });
 }
 
+/** Course detail: the course with its rating (`averageRating`, `reviewCount`). */
 export async function getCourse(ctx: ServiceContext, courseId: string) {
-  return toCourseDto(await requireAccess(ctx, 'course.view', courseId));
+  const course = await requireAccess(ctx, 'course.view', courseId);
+  return { ...toCourseDto(course), ...(await ratingOf(ctx, course.id)) };
 }
 
 export async function updateCourse(ctx: ServiceContext, courseId: string, body: z.infer<typeof updateCourseBody>) {
@@ -171,40 +182,49 @@ export async function updateCourse(ctx: ServiceContext, courseId: string, body: 
   assertWebLinks(ctx.config, { thumbnailUrl: body.thumbnailUrl });
   if (body.categoryId !== undefined) await assertCategory(ctx, body.categoryId);
   const patch = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
-  const [updated] = await ctx.db
-    .update(courses)
-    .set({ ...patch, updatedAt: ctx.clock.now() })
-    .where(byId(ctx, courses, course.id))
-    .returning();
-  return toCourseDto(updated);
+  return withTx(ctx, async (tx) => {
+    const [updated] = await tx.db
+      .update(courses)
+      .set({ ...patch, updatedAt: ctx.clock.now() })
+      .where(byId(tx, courses, course.id))
+      .returning();
+    await audit(tx, { action: 'course.update', targetType: 'course', targetId: course.id, ...changes(course, updated, Object.keys(patch) as Array<keyof Course>) });
+    return toCourseDto(updated);
+  });
 }
 
 /** DELETE archives: the course leaves listings, learner data stays. */
 export async function archiveCourse(ctx: ServiceContext, courseId: string) {
   const course = await requireAccess(ctx, 'course.author', courseId);
   const now = ctx.clock.now();
-  const [updated] = await ctx.db
-    .update(courses)
-    .set({ status: 'ARCHIVED', archivedAt: course.archivedAt ?? now, updatedAt: now })
-    .where(byId(ctx, courses, course.id))
-    .returning();
-  return toCourseDto(updated);
+  return withTx(ctx, async (tx) => {
+    const [updated] = await tx.db
+      .update(courses)
+      .set({ status: 'ARCHIVED', archivedAt: course.archivedAt ?? now, updatedAt: now })
+      .where(byId(tx, courses, course.id))
+      .returning();
+    await audit(tx, { action: 'course.archive', targetType: 'course', targetId: course.id, ...changes(course, updated, ['status', 'archivedAt']) });
+    return toCourseDto(updated);
+  });
 }
 
 export async function publishCourse(ctx: ServiceContext, courseId: string, status: 'PUBLISHED' | 'DRAFT') {
   const course = await requireAccess(ctx, 'course.author', courseId);
   const now = ctx.clock.now();
-  const [updated] = await ctx.db
-    .update(courses)
-    .set({
-      status,
-      publishedAt: status === 'PUBLISHED' ? (course.publishedAt ?? now) : course.publishedAt,
-      archivedAt: null,
-      updatedAt: now,
-    })
-    .where(byId(ctx, courses, course.id))
-    .returning();
-  return toCourseDto(updated);
+  return withTx(ctx, async (tx) => {
+    const [updated] = await tx.db
+      .update(courses)
+      .set({
+        status,
+        publishedAt: status === 'PUBLISHED' ? (course.publishedAt ?? now) : course.publishedAt,
+        archivedAt: null,
+        updatedAt: now,
+      })
+      .where(byId(tx, courses, course.id))
+      .returning();
+    await audit(tx, { action: 'course.publish', targetType: 'course', targetId: course.id, ...changes(course, updated, ['status', 'publishedAt', 'archivedAt']) });
+    return toCourseDto(updated);
+  });
 }
 
 /** Deep copy of modules, lessons and their quizzes into a new DRAFT owned by the caller (canManageCourses). */
@@ -252,6 +272,12 @@ export async function duplicateCourse(ctx: ServiceContext, courseId: string) {
       );
     }
     await copyQuizzes(tx, lessonIdMap);
+    await audit(tx, {
+      action: 'course.duplicate',
+      targetType: 'course',
+      targetId: copy.id,
+      after: { sourceCourseId: source.id, ...snapshot(copy, COURSE_AUDITED), modules: mods.length, lessons: ls.length },
+    });
     return toCourseDto(copy);
   });
 }
@@ -310,6 +336,7 @@ export async function createModule(ctx: ServiceContext, courseId: string, body: 
       .values({ id: newId(), institutionId: ctx.institutionId, courseId: course.id, title: body.title, order, createdAt: now, updatedAt: now })
       .returning();
     await touchCourse(tx, course.id);
+    await audit(tx, { action: 'module.create', targetType: 'module', targetId: mod.id, after: snapshot(mod, ['courseId', 'title', 'order']) });
     return toModuleDto(mod);
   });
 }
@@ -328,13 +355,16 @@ async function loadModuleForAuthoring(ctx: ServiceContext, moduleId: string) {
 
 export async function updateModule(ctx: ServiceContext, moduleId: string, body: z.infer<typeof updateModuleBody>) {
   const mod = await loadModuleForAuthoring(ctx, moduleId);
-  const [updated] = await ctx.db
-    .update(courseModules)
-    .set({ ...(body.title !== undefined ? { title: body.title } : {}), ...(body.order !== undefined ? { order: body.order } : {}), updatedAt: ctx.clock.now() })
-    .where(byId(ctx, courseModules, mod.id))
-    .returning();
-  if (!updated) throw notFound('Module');
-  return toModuleDto(updated);
+  return withTx(ctx, async (tx) => {
+    const [updated] = await tx.db
+      .update(courseModules)
+      .set({ ...(body.title !== undefined ? { title: body.title } : {}), ...(body.order !== undefined ? { order: body.order } : {}), updatedAt: ctx.clock.now() })
+      .where(byId(tx, courseModules, mod.id))
+      .returning();
+    if (!updated) throw notFound('Module');
+    await audit(tx, { action: 'module.update', targetType: 'module', targetId: mod.id, ...changes(mod, updated, ['title', 'order']) });
+    return toModuleDto(updated);
+  });
 }
 
 /**
@@ -349,7 +379,11 @@ export async function deleteModule(ctx: ServiceContext, moduleId: string) {
       .update(lessons)
       .set({ moduleId: null, updatedAt: ctx.clock.now() })
       .where(and(inTenant(tx, lessons), eq(lessons.moduleId, mod.id)));
-    await tx.db.delete(courseModules).where(byId(tx, courseModules, mod.id));
+    const [gone] = await tx.db
+      .delete(courseModules)
+      .where(byId(tx, courseModules, mod.id))
+      .returning({ id: courseModules.id });
+    if (gone) await audit(tx, { action: 'module.delete', targetType: 'module', targetId: mod.id, before: snapshot(mod, ['courseId', 'title', 'order']) });
   });
   return { id: mod.id, deleted: true as const };
 }
@@ -406,6 +440,7 @@ export async function createLesson(ctx: ServiceContext, courseId: string, body: 
       })
       .returning();
     await touchCourse(tx, course.id);
+    await audit(tx, { action: 'lesson.create', targetType: 'lesson', targetId: lesson.id, after: snapshot(lesson, LESSON_AUDITED) });
     return toLessonDto(lesson);
   });
 }
@@ -417,13 +452,17 @@ export async function updateLesson(ctx: ServiceContext, lessonId: string, body: 
   if (body.moduleId !== undefined) await assertModuleOfCourse(ctx, lesson.courseId, body.moduleId);
   const { unlockAt, ...rest } = body;
   const patch = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
-  const [updated] = await ctx.db
-    .update(lessons)
-    .set({ ...patch, ...(unlockAt !== undefined ? { unlockAt: unlockAt ? new Date(unlockAt) : null } : {}), updatedAt: ctx.clock.now() })
-    .where(byId(ctx, lessons, lesson.id))
-    .returning();
-  if (!updated) throw notFound('Lesson');
-  return toLessonDto(updated);
+  return withTx(ctx, async (tx) => {
+    const [updated] = await tx.db
+      .update(lessons)
+      .set({ ...patch, ...(unlockAt !== undefined ? { unlockAt: unlockAt ? new Date(unlockAt) : null } : {}), updatedAt: ctx.clock.now() })
+      .where(byId(tx, lessons, lesson.id))
+      .returning();
+    if (!updated) throw notFound('Lesson');
+    const keys = [...Object.keys(patch), ...(unlockAt !== undefined ? ['unlockAt'] : [])] as Array<keyof Lesson>;
+    await audit(tx, { action: 'lesson.update', targetType: 'lesson', targetId: lesson.id, ...changes(lesson, updated, keys) });
+    return toLessonDto(updated);
+  });
 }
 
 /**
@@ -438,7 +477,11 @@ export async function deleteLesson(ctx: ServiceContext, lessonId: string) {
       .select({ key: captionTracks.storageKey })
       .from(captionTracks)
       .where(and(inTenant(tx, captionTracks), eq(captionTracks.lessonId, lesson.id)));
-    await tx.db.delete(lessons).where(byId(tx, lessons, lesson.id));
+    const [gone] = await tx.db
+      .delete(lessons)
+      .where(byId(tx, lessons, lesson.id))
+      .returning({ id: lessons.id });
+    if (gone) await audit(tx, { action: 'lesson.delete', targetType: 'lesson', targetId: lesson.id, before: snapshot(lesson, LESSON_AUDITED) });
     if (tracks.length > 0) {
       await enqueue(tx.db, ctx.clock, 'storage.deleteObjects', { keys: tracks.map((t) => t.key) }, { institutionId: ctx.institutionId });
     }
@@ -454,11 +497,14 @@ export async function listCategories(ctx: ServiceContext) {
 
 export async function createCategory(ctx: ServiceContext, body: z.infer<typeof createCategoryBody>) {
   await requireAccess(ctx, 'catalog.author', null);
-  const [row] = await ctx.db
-    .insert(categories)
-    .values({ id: newId(), institutionId: ctx.institutionId, name: body.name, description: body.description ?? null, createdAt: ctx.clock.now() })
-    .onConflictDoNothing()
-    .returning();
-  if (!row) throw new AppError('CONFLICT', `A category named "${body.name}" already exists`);
-  return toCategoryDto(row);
+  return withTx(ctx, async (tx) => {
+    const [row] = await tx.db
+      .insert(categories)
+      .values({ id: newId(), institutionId: ctx.institutionId, name: body.name, description: body.description ?? null, createdAt: ctx.clock.now() })
+      .onConflictDoNothing()
+      .returning();
+    if (!row) throw new AppError('CONFLICT', `A category named "${body.name}" already exists`);
+    await audit(tx, { action: 'category.create', targetType: 'category', targetId: row.id, after: snapshot(row, ['name', 'description']) });
+    return toCategoryDto(row);
+  });
 }

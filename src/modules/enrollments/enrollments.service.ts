@@ -12,6 +12,8 @@ import { assertFeesAllow } from '../institutions/fee-gating.js';
 import { getSettings, institutionSlug } from '../institutions/institutions.service.js';
 import { enrollments, type Enrollment, type EnrollmentStatus } from './enrollments.tables.js';
 import { toEnrollmentDto } from './enrollments.dto.js';
+import { audit } from '../audit/audit.js';
+import { canManageCourses } from '../../platform/auth/permissions.js';
 
 const SEAT_STATUSES: EnrollmentStatus[] = ['ACTIVE', 'COMPLETED'];
 
@@ -118,7 +120,26 @@ export async function bulkEnroll(ctx: ServiceContext, courseId: string, studentI
   const course = await requireAccess(ctx, 'course.staff', courseId);
   if (course.status === 'ARCHIVED') throw new AppError('CONFLICT', 'An archived course cannot take enrollments');
   const unique = [...new Set(studentIds)];
-  const outcomes = await withTx(ctx, async (tx) => enrollStudents(tx, await lockCourse(tx, course.id), unique));
+  const outcomes = await withTx(ctx, async (tx) => {
+    const result = await enrollStudents(tx, await lockCourse(tx, course.id), unique);
+    // One audit row per enrollment made (new, or a DROPPED one made ACTIVE again), in one insert.
+    await audit(
+      tx,
+      [...result.values()].flatMap((o) =>
+        o.kind === 'enrolled'
+          ? [
+              {
+                action: 'enrollment.create',
+                targetType: 'enrollment',
+                targetId: o.enrollment.id,
+                after: { courseId: course.id, studentId: o.enrollment.studentId, status: o.enrollment.status },
+              },
+            ]
+          : [],
+      ),
+    );
+    return result;
+  });
   const result = {
     enrolled: [] as ReturnType<typeof toEnrollmentDto>[],
     alreadyEnrolled: [] as ReturnType<typeof toEnrollmentDto>[],
@@ -191,11 +212,24 @@ export async function unenroll(ctx: ServiceContext, courseId: string, studentId:
   const course = await requireAccess(ctx, 'enrollment.drop', { courseId, studentId });
   const enrollment = await loadEnrollment(ctx, course.id, studentId);
   const now = ctx.clock.now();
-  const [dropped] = await ctx.db
-    .update(enrollments)
-    .set({ status: 'DROPPED', droppedAt: now, updatedAt: now })
-    .where(and(byId(ctx, enrollments, enrollment.id), eq(enrollments.status, 'ACTIVE')))
-    .returning();
+  const dropped = await withTx(ctx, async (tx) => {
+    const [row] = await tx.db
+      .update(enrollments)
+      .set({ status: 'DROPPED', droppedAt: now, updatedAt: now })
+      .where(and(byId(tx, enrollments, enrollment.id), eq(enrollments.status, 'ACTIVE')))
+      .returning();
+    // Staff drops are audited; a student leaving a course is not a staff write.
+    if (row && canManageCourses(tx.actor)) {
+      await audit(tx, {
+        action: 'enrollment.drop',
+        targetType: 'enrollment',
+        targetId: row.id,
+        before: { status: 'ACTIVE' },
+        after: { courseId: course.id, studentId, status: 'DROPPED' },
+      });
+    }
+    return row;
+  });
   if (dropped) return toEnrollmentDto(dropped);
   const current = await loadEnrollment(ctx, course.id, studentId);
   if (current.status === 'COMPLETED') throw new AppError('CONFLICT', 'A completed enrollment cannot be dropped');

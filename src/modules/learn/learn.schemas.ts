@@ -3,6 +3,7 @@ import { paginationFields } from '../../platform/http/pagination.js';
 import { courseSchema, lessonSchema } from '../courses/courses.schemas.js';
 import { LESSON_TYPES } from '../courses/courses.tables.js';
 import { enrollmentSchema } from '../enrollments/enrollments.dto.js';
+import { ratingFields } from '../reviews/reviews.schemas.js';
 
 export const navLessonSchema = z.object({
   id: z.string(),
@@ -24,6 +25,7 @@ export const catalogueRowSchema = courseSchema.extend({
   enrollmentCount: z.number().int(),
   seatsLeft: z.number().int().nullable(),
   enrollmentStatus: z.enum(['ACTIVE', 'DROPPED', 'COMPLETED']).nullable().describe("the caller's enrollment status, if any"),
+  ...ratingFields,
 });
 
 export const myCourseRowSchema = enrollmentSchema.extend({

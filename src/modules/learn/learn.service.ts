@@ -10,6 +10,7 @@ import { lessonViewOf, loadCourse, toCourseDto, toLessonDto } from '../courses/c
 import { enrollments } from '../enrollments/enrollments.tables.js';
 import { toEnrollmentDto } from '../enrollments/enrollments.dto.js';
 import { courseState, requireAccess, type CourseState } from '../access/access.service.js';
+import { averageRatingOfCourse, reviewCountOfCourse } from '../reviews/reviews.summary.js';
 
 function navLesson(l: Lesson, state: CourseState) {
   const p = state.progressByLesson.get(l.id);
@@ -114,7 +115,7 @@ export async function catalogue(ctx: ServiceContext, q: { page: number; perPage?
   >`(select e.status from enrollments e where e.institution_id = "courses"."institution_id" and e.course_id = "courses"."id" and e.student_id = ${ctx.actor.personId})`;
   const [rows, [{ total }]] = await Promise.all([
     ctx.db
-      .select({ course: courses, lessonCount: lessonCountOfCourse, seats, mine })
+      .select({ course: courses, lessonCount: lessonCountOfCourse, seats, mine, averageRating: averageRatingOfCourse, reviewCount: reviewCountOfCourse })
       .from(courses)
       .where(where)
       .orderBy(desc(courses.publishedAt), desc(courses.id))
@@ -132,6 +133,8 @@ export async function catalogue(ctx: ServiceContext, q: { page: number; perPage?
       enrollmentCount: r.seats,
       seatsLeft: r.course.maxEnrollments === null ? null : Math.max(0, r.course.maxEnrollments - r.seats),
       enrollmentStatus: (r.mine ?? null) as 'ACTIVE' | 'DROPPED' | 'COMPLETED' | null,
+      averageRating: r.averageRating,
+      reviewCount: r.reviewCount,
     })),
     meta: pageMeta(page, total),
   };

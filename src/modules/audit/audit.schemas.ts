@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { paginationFields } from '../../platform/http/pagination.js';
+
+const isoDateTime = z.string().datetime({ offset: true }).describe('ISO 8601 timestamp');
+const name = z.string().trim().min(1).max(200);
+
+export const auditQuery = z
+  .object({
+    ...paginationFields,
+    actorId: name.optional().describe("the actor's person id"),
+    action: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .regex(/^[a-z_]+(\.[a-z_]+)*$/, 'an action such as course.update')
+      .optional()
+      .describe('an exact action (`course.update`) or a target type (`course`) for all its actions'),
+    targetType: name.optional(),
+    targetId: name.optional(),
+    from: isoDateTime.optional().describe('rows written at or after this time'),
+    to: isoDateTime.optional().describe('rows written before this time'),
+  })
+  .refine((q) => !q.from || !q.to || Date.parse(q.from) <= Date.parse(q.to), { message: 'from must not be after to', path: ['from'] });
+export type AuditQuery = z.infer<typeof auditQuery>;
+
+export const auditRowSchema = z.object({
+  id: z.string(),
+  actorId: z.string(),
+  actorRole: z.string(),
+  action: z.string(),
+  targetType: z.string(),
+  targetId: z.string(),
+  before: z.record(z.string(), z.unknown()).nullable().describe('the changed fields before the write (null for a creation)'),
+  after: z.record(z.string(), z.unknown()).nullable().describe('the changed fields after the write (null for a deletion)'),
+  requestId: z.string().nullable(),
+  createdAt: z.string(),
+});
