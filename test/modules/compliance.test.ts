@@ -6,8 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { createCourse, createLesson } from '../helpers/factories.js';
-import { expectError } from '../helpers/expect.js';
+import { createCourse, createLesson, enroll } from '../helpers/factories.js';
+import { expectError, expectOk } from '../helpers/expect.js';
+import { auditLog } from '../../src/modules/audit/audit.tables.js';
 import { enrollments } from '../../src/modules/enrollments/enrollments.tables.js';
 import { notifications } from '../../src/modules/notifications/notifications.tables.js';
 import { sweepCompliance } from '../../src/modules/compliance/compliance.service.js';
@@ -36,7 +37,8 @@ async function training(body: object = {}) {
   return { course, lesson, training: res.body.data };
 }
 
-const myRecords = async (token = student) => (await t.request('GET', '/api/compliance/records', { token, query: { perPage: 100 } })).body.data;
+const myRecords = async (token?: string) =>
+  (await t.request('GET', '/api/compliance/records', { token: token ?? (await t.token({ role: 'STUDENT', id: DEMO_STUDENT_ID })), query: { perPage: 100 } })).body.data;
 
 describe('compliance', () => {
   it('assigns the section’s students from the CRM roster, enrolls them, and refuses non-admins and bad bodies', async () => {
@@ -132,18 +134,111 @@ describe('compliance', () => {
     t.clock.set(START);
   });
 
-  it('a recurring training opens the next cycle recurrenceMonths after a completion', async () => {
+  it('recurrence: each cycle opens at the expiry with a full window, is reminded before its due date, and can be completed again', async () => {
     t.clock.set(START);
-    const { lesson, training: tr } = await training({ recurrenceMonths: 12 });
-    await t.request('POST', `/api/lessons/${lesson.id}/progress`, { token: student, body: { completed: true } });
+    // Window of the first cycle: START → DUE = 17 days 15 hours; every later cycle gets as long.
+    const WINDOW_MS = Date.parse(DUE) - Date.parse(START);
+    const { course, lesson, training: tr } = await training({ recurrenceMonths: 12 });
+    const mine = async () => (await myRecords(await t.token({ role: 'STUDENT', id: DEMO_STUDENT_ID }))).find((r: any) => r.trainingId === tr.id);
+    const complete = async () =>
+      expectOk(await t.request('POST', `/api/lessons/${lesson.id}/progress`, { token: await t.token({ role: 'STUDENT', id: DEMO_STUDENT_ID }), body: { completed: true } }));
+    const notices = async () =>
+      (
+        await t.db
+          .select()
+          .from(notifications)
+          .where(and(eq(notifications.recipientId, DEMO_STUDENT_ID), eq(notifications.key, 'COMPLIANCE_DUE'), eq(notifications.channel, 'IN_APP')))
+      )
+        .filter((n) => n.metadata.trainingId === tr.id)
+        .map((n) => `${n.metadata.dueDate}:${n.metadata.overdue}`)
+        .sort();
+
+    // Cycle 1: ASSIGNED → reminded within 7 days of the due date → COMPLETED.
+    expect(await mine()).toMatchObject({ cycle: 1, status: 'ASSIGNED', dueAt: DUE });
+    t.clock.set('2026-03-15T00:00:00.000Z');
     await sweepCompliance(t.deps);
-    expect((await myRecords()).find((r: any) => r.trainingId === tr.id)).toMatchObject({ status: 'COMPLETED', cycle: 1 });
-    t.clock.set('2027-03-03T09:00:00.000Z');
-    const result = await sweepCompliance(t.deps);
-    expect(result.reopened).toBeGreaterThanOrEqual(1);
-    const next = (await myRecords(await t.token({ role: 'STUDENT', id: DEMO_STUDENT_ID }))).find((r: any) => r.trainingId === tr.id);
-    expect(next).toMatchObject({ cycle: 2, status: 'OVERDUE', dueAt: '2027-03-02T09:00:00.000Z' });
+    expect(await notices()).toEqual(['2026-03-20:false']);
+    expect((await complete()).courseCompleted).toBe(true);
+    await sweepCompliance(t.deps);
+    expect(await mine()).toMatchObject({ cycle: 1, status: 'COMPLETED', completedAt: '2026-03-15T00:00:00.000Z' });
+
+    // Not yet expired: nothing opens.
+    t.clock.set('2027-03-14T23:00:00.000Z');
+    await sweepCompliance(t.deps);
+    expect(await mine()).toMatchObject({ cycle: 1, status: 'COMPLETED' });
+
+    // Cycle 2 opens when the completion expires (12 months later), due a full window later: ASSIGNED, not overdue.
+    t.clock.set('2027-03-15T00:30:00.000Z');
+    expect((await sweepCompliance(t.deps)).reopened).toBeGreaterThanOrEqual(1);
+    const due2 = new Date(Date.parse('2027-03-15T00:00:00.000Z') + WINDOW_MS).toISOString();
+    expect(await mine()).toMatchObject({ cycle: 2, status: 'ASSIGNED', assignedAt: '2027-03-15T00:00:00.000Z', dueAt: due2, completedAt: null });
+    // The course is open again for the new cycle: ACTIVE, its lesson not completed; the earlier certificate-free completion is in the audit log.
+    const [e] = await t.db
+      .select()
+      .from(enrollments)
+      .where(and(eq(enrollments.courseId, course.id), eq(enrollments.studentId, DEMO_STUDENT_ID)));
+    expect(e).toMatchObject({ status: 'ACTIVE', progress: 0, completedAt: null });
+    const reopenRows = await t.db
+      .select()
+      .from(auditLog)
+      .where(and(eq(auditLog.action, 'enrollment.reopen'), eq(auditLog.targetId, e!.id)));
+    expect(reopenRows).toEqual([
+      expect.objectContaining({
+        actorId: DEMO_ADMIN_ID,
+        targetType: 'enrollment',
+        before: expect.objectContaining({ status: 'COMPLETED', completedAt: '2026-03-15T00:00:00.000Z' }),
+        after: expect.objectContaining({ status: 'ACTIVE', trainingId: tr.id, cycle: 2, source: 'compliance.sweep' }),
+        requestId: null,
+      }),
+    ]);
+    // Reminded before its own due date, then completed inside the cycle.
+    t.clock.set(new Date(Date.parse(due2) - 3 * 86_400_000).toISOString());
+    await sweepCompliance(t.deps);
+    expect(await notices()).toEqual(['2026-03-20:false', `${due2.slice(0, 10)}:false`]);
+    const done2 = await complete();
+    expect(done2.courseCompleted).toBe(true);
+    const completed2 = t.clock.now().toISOString();
+    expect(await mine()).toMatchObject({ cycle: 2, status: 'COMPLETED', completedAt: completed2 });
+
+    // Cycle 3: ASSIGNED when it opens, OVERDUE past its due date, with the overdue notification (once).
+    const open3 = new Date(Date.parse(completed2));
+    open3.setUTCFullYear(open3.getUTCFullYear() + 1);
+    t.clock.set(new Date(open3.getTime() + 60_000).toISOString());
+    await sweepCompliance(t.deps);
+    const due3 = new Date(open3.getTime() + WINDOW_MS).toISOString();
+    expect(await mine()).toMatchObject({ cycle: 3, status: 'ASSIGNED', dueAt: due3 });
+    t.clock.set(new Date(Date.parse(due3) + 3_600_000).toISOString());
+    expect(await mine()).toMatchObject({ cycle: 3, status: 'OVERDUE' });
+    await sweepCompliance(t.deps);
+    await sweepCompliance(t.deps);
+    // Cycle 3 was never in the 7-day window while the sweep ran before it, so only its overdue notice (and the earlier ones).
+    expect(await notices()).toEqual(['2026-03-20:false', `${due2.slice(0, 10)}:false`, `${due3.slice(0, 10)}:true`].sort());
     t.clock.set(START);
+  });
+
+  it('a completion from before the training counts while still valid; an expired one reopens the course', async () => {
+    t.clock.set('2025-01-10T09:00:00.000Z');
+    const course = await createCourse(t, { title: 'Done before' });
+    const lesson = await createLesson(t, { courseId: course.id });
+    await enroll(t, { courseId: course.id, studentId: DEMO_STUDENT_ID });
+    expectOk(await t.request('POST', `/api/lessons/${lesson.id}/progress`, { token: await t.token({ role: 'STUDENT', id: DEMO_STUDENT_ID }), body: { completed: true } }));
+    t.clock.set(START);
+    const once = await t.request('POST', '/api/compliance/training', { token: admin, body: { courseId: course.id, sectionIds: [DEMO_SECTION_ID], dueDate: DUE } });
+    expect(once.status).toBe(201);
+    expect((await myRecords()).find((r: any) => r.trainingId === once.body.data.id)).toMatchObject({ status: 'COMPLETED', completedAt: '2025-01-10T09:00:00.000Z' });
+    // With a 12-month recurrence the 14-month-old completion has expired: the record is ASSIGNED and the course open again.
+    const yearly = await t.request('POST', '/api/compliance/training', {
+      token: admin,
+      body: { courseId: course.id, sectionIds: [DEMO_SECTION_ID], dueDate: DUE, recurrenceMonths: 12 },
+    });
+    expect((await myRecords()).find((r: any) => r.trainingId === yearly.body.data.id)).toMatchObject({ status: 'ASSIGNED', completedAt: null });
+    const [e] = await t.db
+      .select()
+      .from(enrollments)
+      .where(and(eq(enrollments.courseId, course.id), eq(enrollments.studentId, DEMO_STUDENT_ID)));
+    expect(e).toMatchObject({ status: 'ACTIVE', completedAt: null });
+    expectOk(await t.request('POST', `/api/lessons/${lesson.id}/progress`, { token: student, body: { completed: true } }));
+    expect((await myRecords()).find((r: any) => r.trainingId === yearly.body.data.id)).toMatchObject({ status: 'COMPLETED', completedAt: START });
   });
 
   it('a training for the TEACHER role reaches teachers when they read their records', async () => {
