@@ -21,7 +21,7 @@ const tags = ['learning paths'];
 /** Spec 4.9 learning-path rows: ordered courses taken one after another. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
 
   r.get(
     '/api/learning-paths',
