@@ -318,20 +318,18 @@ describe('GET /api/parent/children/{childId}/overview', () => {
       minutesAgo: number,
     ) => {
       const lesson = await createLesson(t, { courseId: course.id, type: 'ASSIGNMENT' });
-      await t.db
-        .insert(assignments)
-        .values({
-          institutionId: 'inst_demo',
-          id: lesson.id,
-          courseId: course.id,
-          title,
-          instructions: '',
-          maxScore: 20,
-          passingScore,
-          dueDate: now,
-          createdAt: now,
-          updatedAt: now,
-        });
+      await t.db.insert(assignments).values({
+        institutionId: 'inst_demo',
+        id: lesson.id,
+        courseId: course.id,
+        title,
+        instructions: '',
+        maxScore: 20,
+        passingScore,
+        dueDate: now,
+        createdAt: now,
+        updatedAt: now,
+      });
       await t.db.insert(submissions).values({
         institutionId: 'inst_demo',
         id: newId(),
