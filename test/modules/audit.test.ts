@@ -159,6 +159,150 @@ describe('every staff write writes its audit row', () => {
   });
 });
 
+describe('live sessions, assignments and quizzes', () => {
+  it('live sessions: create, start, attendance, recording start and stop, end; each with actor, target, before/after and request id', async () => {
+    const course = await createCourse(t, { ownerId: DEMO_TEACHER_ID, title: 'Live audited' });
+    await enroll(t, { courseId: course.id, studentId: stu(7) });
+    const { data: session, requestId: created } = await send(
+      'POST',
+      '/api/live-sessions',
+      teacher,
+      { courseId: course.id, title: 'Audited class', scheduledAt: '2026-03-10T09:00:00Z', durationMinutes: 45 },
+      201,
+    );
+    const { requestId: started } = await send('POST', `/api/live-sessions/${session.id}/start`, teacher);
+    const { requestId: marked } = await send('POST', `/api/live-sessions/${session.id}/attendance`, teacher, { records: [{ studentId: stu(7), status: 'ABSENT' }] });
+    const { requestId: remarked } = await send('POST', `/api/live-sessions/${session.id}/attendance`, teacher, { records: [{ studentId: stu(7), status: 'PRESENT' }] });
+    const { requestId: recStart } = await send('POST', `/api/live-sessions/${session.id}/recording/start`, teacher);
+    const { requestId: recStop } = await send('POST', `/api/live-sessions/${session.id}/recording/stop`, teacher);
+    const { requestId: ended } = await send('POST', `/api/live-sessions/${session.id}/end`, teacher);
+    // Ending again changes nothing and writes nothing.
+    const { requestId: endedAgain } = await send('POST', `/api/live-sessions/${session.id}/end`, admin);
+
+    const rows = await rowsFor(session.id);
+    const byRequest = (requestId: string) => rows.filter((r) => r.requestId === requestId);
+    const common = { actorId: DEMO_TEACHER_ID, actorRole: 'TEACHER', targetType: 'live_session', targetId: session.id };
+    expect(byRequest(created)).toEqual([
+      expect.objectContaining({
+        ...common,
+        action: 'live_session.create',
+        before: null,
+        after: { courseId: course.id, title: 'Audited class', scheduledAt: '2026-03-10T09:00:00.000Z', durationMinutes: 45, hostId: DEMO_TEACHER_ID },
+      }),
+    ]);
+    expect(byRequest(started)).toEqual([
+      expect.objectContaining({
+        ...common,
+        action: 'live_session.start',
+        before: { status: 'SCHEDULED', startedAt: null, roomName: null },
+        after: expect.objectContaining({ status: 'LIVE', roomName: expect.stringContaining(session.id) }),
+      }),
+    ]);
+    expect(byRequest(marked)).toEqual([expect.objectContaining({ ...common, action: 'live_session.attendance', before: { marks: {} }, after: { marks: { [stu(7)]: 'ABSENT' } } })]);
+    expect(byRequest(remarked)).toEqual([expect.objectContaining({ before: { marks: { [stu(7)]: 'ABSENT' } }, after: { marks: { [stu(7)]: 'PRESENT' } } })]);
+    expect(byRequest(recStart)).toEqual([
+      expect.objectContaining({
+        ...common,
+        action: 'live_session.recording_start',
+        before: { recordingStatus: null, recordingStartedAt: null },
+        after: { recordingStatus: 'RECORDING', recordingStartedAt: expect.any(String) },
+      }),
+    ]);
+    expect(byRequest(recStop)).toEqual([
+      expect.objectContaining({
+        ...common,
+        action: 'live_session.recording_stop',
+        before: { recordingStatus: 'RECORDING', recordingStoppedAt: null },
+        after: { recordingStatus: 'PROCESSING', recordingStoppedAt: expect.any(String) },
+      }),
+    ]);
+    expect(byRequest(ended)).toEqual([
+      expect.objectContaining({ ...common, action: 'live_session.end', before: { status: 'LIVE', endedAt: null }, after: expect.objectContaining({ status: 'COMPLETED' }) }),
+    ]);
+    expect(byRequest(endedAgain)).toEqual([]);
+  });
+
+  it('a recording start the recorder refuses (503) and a refused attendance mark leave no audit row', async () => {
+    const course = await createCourse(t, { ownerId: DEMO_TEACHER_ID });
+    const { data: session } = await send(
+      'POST',
+      '/api/live-sessions',
+      teacher,
+      { courseId: course.id, title: 'Fails', scheduledAt: '2026-03-10T09:00:00Z', durationMinutes: 30 },
+      201,
+    );
+    await send('POST', `/api/live-sessions/${session.id}/start`, teacher);
+    const before = (await rowsFor(session.id)).length;
+    t.recorderSim.setFault('error500');
+    try {
+      expectError(await t.request('POST', `/api/live-sessions/${session.id}/recording/start`, { token: teacher }), 503, 'SERVICE_UNAVAILABLE');
+    } finally {
+      t.recorderSim.setFault(null);
+    }
+    expectError(
+      await t.request('POST', `/api/live-sessions/${session.id}/attendance`, { token: teacher, body: { records: [{ studentId: stu(29), status: 'PRESENT' }] } }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expect((await rowsFor(session.id)).length).toBe(before);
+  });
+
+  it('PUT /api/assignments/{id} and PUT /api/quiz/{id}: create then update, with the changed fields; a refused PUT leaves no row', async () => {
+    const course = await createCourse(t, { ownerId: DEMO_TEACHER_ID });
+    const lesson = await createLesson(t, { courseId: course.id, type: 'ASSIGNMENT' });
+    const body = { title: 'Essay', instructions: 'Write.', maxScore: 10, dueDate: '2026-04-01T00:00:00.000Z' };
+    const { requestId: created } = await send('PUT', `/api/assignments/${lesson.id}`, teacher, body);
+    const { requestId: updated } = await send('PUT', `/api/assignments/${lesson.id}`, teacher, {
+      ...body,
+      maxScore: 20,
+      rubric: { title: 'Marks', criteria: [{ title: 'Clarity', description: 'Clear', maxPoints: 20, order: 1 }] },
+    });
+    expectError(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher2, body: { ...body, title: 'Not mine' } }), 403, 'FORBIDDEN');
+    const assignmentRows = await rowsFor(lesson.id);
+    expect(assignmentRows).toEqual([
+      expect.objectContaining({
+        actorId: DEMO_TEACHER_ID,
+        action: 'assignment.create',
+        targetType: 'assignment',
+        requestId: created,
+        before: null,
+        after: expect.objectContaining({ title: 'Essay', maxScore: 10, dueDate: '2026-04-01T00:00:00.000Z' }),
+      }),
+      expect.objectContaining({
+        action: 'assignment.update',
+        requestId: updated,
+        before: { maxScore: 10, rubric: null },
+        after: { maxScore: 20, rubric: { title: 'Marks', criteria: [{ title: 'Clarity', maxPoints: 20 }] } },
+      }),
+    ]);
+
+    const quizLesson = await createLesson(t, { courseId: course.id, type: 'QUIZ' });
+    const quiz = {
+      title: 'Check',
+      passingScore: 50,
+      questions: [{ type: 'TRUE_FALSE', prompt: 'Sky is blue.', correctAnswer: true, order: 0 }],
+    };
+    const { requestId: quizCreated } = await send('PUT', `/api/quiz/${quizLesson.id}`, teacher, quiz, 201);
+    const { requestId: quizUpdated } = await send('PUT', `/api/quiz/${quizLesson.id}`, teacher, { ...quiz, passingScore: 80 });
+    expectError(await t.request('PUT', `/api/quiz/${quizLesson.id}`, { token: teacher2, body: quiz }), 403, 'FORBIDDEN');
+    expect(await rowsFor(quizLesson.id)).toEqual([
+      expect.objectContaining({
+        action: 'quiz.create',
+        targetType: 'quiz',
+        requestId: quizCreated,
+        before: null,
+        after: expect.objectContaining({ title: 'Check', passingScore: 50, questions: [expect.objectContaining({ prompt: 'Sky is blue.' })] }),
+      }),
+      expect.objectContaining({
+        action: 'quiz.update',
+        requestId: quizUpdated,
+        before: expect.objectContaining({ passingScore: 50 }),
+        after: expect.objectContaining({ passingScore: 80 }),
+      }),
+    ]);
+  });
+});
+
 describe('same transaction as the change', () => {
   it('a refused or failing write leaves no audit row', async () => {
     const course = await createCourse(t, { ownerId: DEMO_TEACHER_ID, status: 'ARCHIVED' });

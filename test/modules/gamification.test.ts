@@ -11,7 +11,7 @@ import { expectError } from '../helpers/expect.js';
 import { notifications } from '../../src/modules/notifications/notifications.tables.js';
 import { pointAwards } from '../../src/modules/gamification/gamification.tables.js';
 import { streaksOf } from '../../src/modules/gamification/gamification.service.js';
-import { DEMO_ADMIN_ID, DEMO_PARENT_ID, DEMO_SIBLING_ID, DEMO_STUDENT_ID } from '../../src/dev/crm-sim/fixtures.js';
+import { DEMO_ADMIN_ID, DEMO_PARENT_ID, DEMO_SIBLING_ID, DEMO_STUDENT_ID, demoFixtures } from '../../src/dev/crm-sim/fixtures.js';
 
 let t: TestApp;
 let student: string;
@@ -140,6 +140,36 @@ describe('leaderboard', () => {
     expectError(await t.request('GET', '/api/gamification/leaderboard', { token: student, query: { period: 'year' } }), 400, 'VALIDATION_ERROR');
     const north = await t.token({ role: 'STUDENT', id: 'c_northside_stu_01', institutionId: 'inst_north' });
     expect((await t.request('GET', '/api/gamification/leaderboard', { token: north })).body.data).toEqual([]);
+  });
+
+  it('equal points reached at the same moment are ordered by id; names come from the CRM per distinct person', async () => {
+    const ids = ['c_demo_stu_06', 'c_demo_stu_04', 'c_demo_stu_05'];
+    const { lessons } = await courseFor(ids, 1);
+    // Same points (lesson and course completed), same instant (the clock does not move): only the id can order them.
+    for (const id of ids) expect((await complete(await t.token({ role: 'STUDENT', id }), lessons[0]!.id)).status).toBe(200);
+    const reached = await t.db.select().from(pointAwards);
+    expect(new Set(reached.map((p) => p.awardedAt.toISOString())).size).toBe(1);
+    const board = await t.request('GET', '/api/gamification/leaderboard', { token: student, query: { period: 'all' } });
+    expect(board.status).toBe(200);
+    expect(board.body.data.map((r: any) => [r.rank, r.studentId, r.points])).toEqual([
+      [1, 'c_demo_stu_04', 110],
+      [2, 'c_demo_stu_05', 110],
+      [3, 'c_demo_stu_06', 110],
+    ]);
+    const names = new Map(demoFixtures.students.map((s) => [s.contact.id, `${s.contact.firstName} ${s.contact.lastName}`]));
+    expect(board.body.data.map((r: any) => r.name)).toEqual(['c_demo_stu_04', 'c_demo_stu_05', 'c_demo_stu_06'].map((id) => names.get(id)));
+    // The second page continues the same order.
+    const page2 = await t.request('GET', '/api/gamification/leaderboard', { token: student, query: { period: 'all', perPage: 2, page: 2 } });
+    expect(page2.body.data.map((r: any) => [r.rank, r.studentId])).toEqual([[3, 'c_demo_stu_06']]);
+    // The CRM down: the generic label, not a failure.
+    t.crmSim.setFault('down');
+    try {
+      const degraded = await t.request('GET', '/api/gamification/leaderboard', { token: student, query: { period: 'all' } });
+      expect(degraded.status).toBe(200);
+      expect(degraded.body.data).toHaveLength(3);
+    } finally {
+      t.crmSim.setFault(null);
+    }
   });
 
   it('the parent overview shows the child’s totals', async () => {

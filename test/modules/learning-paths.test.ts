@@ -6,7 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCourse, createLesson, enroll } from '../helpers/factories.js';
-import { expectError } from '../helpers/expect.js';
+import { eq } from 'drizzle-orm';
+import { expectError, expectOk } from '../helpers/expect.js';
+import { auditLog } from '../../src/modules/audit/audit.tables.js';
+import { enrollments } from '../../src/modules/enrollments/enrollments.tables.js';
 import { DEMO_SIBLING_ID, DEMO_STUDENT_ID, DEMO_TEACHER2_ID, DEMO_TEACHER_ID } from '../../src/dev/crm-sim/fixtures.js';
 
 let t: TestApp;
@@ -21,6 +24,11 @@ beforeAll(async () => {
   student = await t.token({ role: 'STUDENT', id: DEMO_STUDENT_ID });
 });
 afterAll(async () => t.close());
+
+const SECOND_LEARNER_ID = 'c_demo_stu_04';
+const THIRD_LEARNER_ID = 'c_demo_stu_05';
+const FOURTH_LEARNER_ID = 'c_demo_stu_06';
+const FIFTH_LEARNER_ID = 'c_demo_stu_07';
 
 const create = (body: object, token = teacher) => t.request('POST', '/api/learning-paths', { token, body });
 
@@ -112,5 +120,93 @@ describe('learning paths', () => {
     expect(staff.body.data.students[0].courses.map((c: any) => c.result)).toEqual(['ENROLLED', 'ALREADY_ENROLLED', 'ENROLLED', 'NOT_AVAILABLE']);
     const draftPath = (await create({ title: 'Closed', courseIds: [first.id] })).body.data;
     expectError(await t.request('POST', `/api/learning-paths/${draftPath.id}/enroll`, { token: teacher, body: { studentIds: [DEMO_SIBLING_ID] } }), 409, 'CONFLICT');
+  });
+
+  it('the order is a prerequisite: a later course’s lessons are refused (403 LESSON_LOCKED, naming the course) until the one before is completed', async () => {
+    const first = await createCourse(t, { title: 'Basics' });
+    const second = await createCourse(t, { title: 'Advanced' });
+    const a = await createLesson(t, { courseId: first.id });
+    const b = await createLesson(t, { courseId: second.id });
+    const path = (await create({ title: 'Ordered', status: 'PUBLISHED', courseIds: [first.id, second.id] })).body.data;
+    const learner = await t.token({ role: 'STUDENT', id: SECOND_LEARNER_ID });
+    const enrolled = await t.request('POST', `/api/learning-paths/${path.id}/enroll`, { token: learner });
+    expect(enrolled.body.data.students[0].courses.map((c: any) => c.result)).toEqual(['ENROLLED', 'ENROLLED']);
+
+    const locked = await t.request('GET', `/api/lessons/${b.id}`, { token: learner });
+    expectError(locked, 403, 'LESSON_LOCKED');
+    expect(locked.body.error.details).toMatchObject({ reason: 'PREREQUISITE', prerequisiteCourseId: first.id, prerequisiteCourseTitle: 'Basics', learningPathId: path.id });
+    expect(locked.body.error.message).toContain('Basics');
+    expectError(await t.request('POST', `/api/lessons/${b.id}/progress`, { token: learner, body: { completed: true } }), 403, 'LESSON_LOCKED');
+    const nav = expectOk(await t.request('GET', `/api/learn/${second.id}`, { token: learner }));
+    expect(JSON.stringify(nav)).toContain('"lockReason":"PREREQUISITE"');
+    expectOk(await t.request('GET', `/api/lessons/${a.id}`, { token: learner }));
+    // Staff are not held by a learner's path.
+    expectOk(await t.request('GET', `/api/lessons/${b.id}`, { token: teacher }));
+    // Enrolling again changes nothing and keeps the lock.
+    const again = await t.request('POST', `/api/learning-paths/${path.id}/enroll`, { token: learner });
+    expect(again.body.data.students[0].courses.map((c: any) => c.result)).toEqual(['ALREADY_ENROLLED', 'ALREADY_ENROLLED']);
+    expectError(await t.request('GET', `/api/lessons/${b.id}`, { token: learner }), 403, 'LESSON_LOCKED');
+
+    expect(expectOk(await t.request('POST', `/api/lessons/${a.id}/progress`, { token: learner, body: { completed: true } })).courseCompleted).toBe(true);
+    expectOk(await t.request('GET', `/api/lessons/${b.id}`, { token: learner }));
+    expect(expectOk(await t.request('POST', `/api/lessons/${b.id}/progress`, { token: learner, body: { completed: true } })).courseCompleted).toBe(true);
+  });
+
+  it('a course the learner was already enrolled in directly keeps its own access rules', async () => {
+    const first = await createCourse(t, { title: 'One' });
+    const second = await createCourse(t, { title: 'Two' });
+    await createLesson(t, { courseId: first.id });
+    const b = await createLesson(t, { courseId: second.id });
+    await enroll(t, { courseId: second.id, studentId: THIRD_LEARNER_ID });
+    const path = (await create({ title: 'Joined late', status: 'PUBLISHED', courseIds: [first.id, second.id] })).body.data;
+    const learner = await t.token({ role: 'STUDENT', id: THIRD_LEARNER_ID });
+    const res = await t.request('POST', `/api/learning-paths/${path.id}/enroll`, { token: learner });
+    expect(res.body.data.students[0].courses.map((c: any) => c.result)).toEqual(['ENROLLED', 'ALREADY_ENROLLED']);
+    expectOk(await t.request('GET', `/api/lessons/${b.id}`, { token: learner }));
+  });
+
+  it('staff writes are audited: create, change, add courses, enroll others; a refused write leaves no row', async () => {
+    const [x, y] = [await createCourse(t, { title: 'X' }), await createCourse(t, { title: 'Y' })];
+    const headers = (id: string) => ({ 'x-request-id': id });
+    const path = expectOk(await t.request('POST', '/api/learning-paths', { token: teacher, body: { title: 'Audited', courseIds: [x.id] }, headers: headers('req-lp-1') }), 201);
+    expectOk(await t.request('PATCH', `/api/learning-paths/${path.id}`, { token: teacher, body: { status: 'PUBLISHED' }, headers: headers('req-lp-2') }));
+    expectOk(await t.request('POST', `/api/learning-paths/${path.id}/courses`, { token: teacher, body: { courseId: y.id }, headers: headers('req-lp-3') }));
+    const enrolled = expectOk(
+      await t.request('POST', `/api/learning-paths/${path.id}/enroll`, { token: teacher, body: { studentIds: [FOURTH_LEARNER_ID] }, headers: headers('req-lp-4') }),
+    );
+    expect(enrolled.students[0].courses.map((c: any) => c.result)).toEqual(['ENROLLED', 'ENROLLED']);
+    const rows = async (requestId: string) => t.db.select().from(auditLog).where(eq(auditLog.requestId, requestId));
+    expect(await rows('req-lp-1')).toEqual([
+      expect.objectContaining({
+        actorId: DEMO_TEACHER_ID,
+        action: 'learning_path.create',
+        targetType: 'learning_path',
+        targetId: path.id,
+        before: null,
+        after: { title: 'Audited', status: 'DRAFT', courseIds: [x.id] },
+      }),
+    ]);
+    expect(await rows('req-lp-2')).toEqual([expect.objectContaining({ action: 'learning_path.update', before: { status: 'DRAFT' }, after: { status: 'PUBLISHED' } })]);
+    expect(await rows('req-lp-3')).toEqual([expect.objectContaining({ action: 'learning_path.add_courses', before: { courseIds: [x.id] }, after: { courseIds: [x.id, y.id] } })]);
+    const enrollRows = await rows('req-lp-4');
+    expect(enrollRows.map((r) => r.action).sort()).toEqual(['enrollment.create', 'enrollment.create', 'learning_path.enroll']);
+    const made = await t.db.select().from(enrollments).where(eq(enrollments.studentId, FOURTH_LEARNER_ID));
+    expect(
+      enrollRows
+        .filter((r) => r.action === 'enrollment.create')
+        .map((r) => r.targetId)
+        .sort(),
+    ).toEqual(made.map((e) => e.id).sort());
+    expect(enrollRows.find((r) => r.action === 'enrollment.create')!.after).toMatchObject({ studentId: FOURTH_LEARNER_ID, learningPathId: path.id, status: 'ACTIVE' });
+    expect(made.every((e) => e.learningPathId === path.id)).toBe(true);
+
+    // Refused writes: a duplicate course (409, inside the transaction), another teacher's change (403).
+    expectError(await t.request('POST', `/api/learning-paths/${path.id}/courses`, { token: teacher, body: { courseId: y.id }, headers: headers('req-lp-5') }), 409, 'CONFLICT');
+    expectError(await t.request('PATCH', `/api/learning-paths/${path.id}`, { token: teacher2, body: { title: 'Mine' }, headers: headers('req-lp-6') }), 403, 'FORBIDDEN');
+    expect(await rows('req-lp-5')).toEqual([]);
+    expect(await rows('req-lp-6')).toEqual([]);
+    // A learner enrolling themself is not a staff write.
+    await t.request('POST', `/api/learning-paths/${path.id}/enroll`, { token: await t.token({ role: 'STUDENT', id: FIFTH_LEARNER_ID }), headers: headers('req-lp-7') });
+    expect(await rows('req-lp-7')).toEqual([]);
   });
 });

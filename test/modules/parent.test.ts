@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCourse, createLesson, enroll } from '../helpers/factories.js';
-import { expectError } from '../helpers/expect.js';
+import { expectError, expectOk } from '../helpers/expect.js';
 import { mintToken } from '../../src/platform/auth/tokens.js';
 import { newId } from '../../src/platform/ids.js';
 import { assignments, submissions } from '../../src/modules/assignments/assignments.tables.js';
@@ -38,6 +38,18 @@ describe('who may use the portal', () => {
     expectError(await t.request('GET', '/api/parent/children', { token: noContactId }), 400, 'VALIDATION_ERROR');
     expectError(await t.request('GET', `/api/parent/children/${DEMO_STUDENT_ID}/overview`, { token: noContactId }), 400, 'VALIDATION_ERROR');
     expectError(await t.request('GET', '/api/parent/children'), 401, 'AUTH_REQUIRED');
+  });
+
+  it('a staff Contact (isContact, CONTACT_STAFF) gets 403, whatever role the token claims', async () => {
+    for (const role of ['TEACHER', 'PARENT'] as const) {
+      const staffContact = await mintToken(
+        t.config.AUTH_SECRET,
+        { sub: 'c_demo_staff_contact', institutionId: 'inst_demo', role, contactId: 'c_demo_staff_contact', isContact: true, contactType: 'CONTACT_STAFF' },
+        t.clock.now(),
+      );
+      expectError(await t.request('GET', '/api/parent/children', { token: staffContact }), 403, 'FORBIDDEN');
+      expectError(await t.request('GET', `/api/parent/children/${DEMO_STUDENT_ID}/overview`, { token: staffContact }), 403, 'FORBIDDEN');
+    }
   });
 });
 
@@ -292,5 +304,63 @@ describe('GET /api/parent/children/{childId}/overview', () => {
     await courseWithWork(DEMO_SIBLING_ID, 3, 1);
     expect(await count(DEMO_SIBLING_ID)).toBe(before);
     expect(before).toBeLessThan(16);
+  });
+
+  it('recentGrades: the final score wins over the instructor’s and the peer average; unknown scores and pass marks are null, not 0 or true', async () => {
+    const child = DEMO_SIBLING_ID;
+    const course = await createCourse(t, { title: 'Grading rules' });
+    const e = await enroll(t, { courseId: course.id, studentId: child });
+    const now = t.clock.now();
+    const grade = async (
+      title: string,
+      scores: { score: number | null; instructorScore: number | null; peerScoreAverage: number | null },
+      passingScore: number | null,
+      minutesAgo: number,
+    ) => {
+      const lesson = await createLesson(t, { courseId: course.id, type: 'ASSIGNMENT' });
+      await t.db.insert(assignments).values({
+        institutionId: 'inst_demo',
+        id: lesson.id,
+        courseId: course.id,
+        title,
+        instructions: '',
+        maxScore: 20,
+        passingScore,
+        dueDate: now,
+        createdAt: now,
+        updatedAt: now,
+      });
+      await t.db.insert(submissions).values({
+        institutionId: 'inst_demo',
+        id: newId(),
+        assignmentId: lesson.id,
+        enrollmentId: e.id,
+        studentId: child,
+        isLate: false,
+        status: 'GRADED',
+        ...scores,
+        gradedAt: new Date(now.getTime() + 3_600_000 - minutesAgo * 60_000),
+        submittedAt: now,
+        createdAt: now,
+        updatedAt: now,
+      });
+    };
+    // The final score (18) differs from the instructor's (9) and the peer average (5): 18 counts.
+    await grade('Final wins', { score: 18, instructorScore: 9, peerScoreAverage: 5 }, 10, 1);
+    // No final score: the instructor's, then the peer average.
+    await grade('Instructor', { score: null, instructorScore: 9, peerScoreAverage: 5 }, 10, 2);
+    await grade('Peer', { score: null, instructorScore: null, peerScoreAverage: 11 }, 10, 3);
+    // Nothing known: null score, percentage and passed.
+    await grade('Unknown', { score: null, instructorScore: null, peerScoreAverage: null }, 10, 4);
+    // No passing score: passed is unknown, not true.
+    await grade('No pass mark', { score: 4, instructorScore: 4, peerScoreAverage: null }, null, 5);
+
+    const d = expectOk(await t.request('GET', `/api/parent/children/${child}/overview`, { token: parent }));
+    const byName = new Map<string, any>(d.recentGrades.map((g: any) => [g.assignmentName, g]));
+    expect(byName.get('Final wins')).toMatchObject({ score: 18, maxScore: 20, passingScore: 10, percentage: 90, passed: true });
+    expect(byName.get('Instructor')).toMatchObject({ score: 9, percentage: 45, passed: false });
+    expect(byName.get('Peer')).toMatchObject({ score: 11, percentage: 55, passed: true });
+    expect(byName.get('Unknown')).toMatchObject({ score: null, percentage: null, passed: null });
+    expect(byName.get('No pass mark')).toMatchObject({ score: 4, passingScore: null, percentage: 20, passed: null });
   });
 });

@@ -10,7 +10,8 @@
  * without the enrollment an action needs is 403 ENROLLMENT_REQUIRED; a drip-locked lesson is
  * 403 LESSON_LOCKED; a fee-gated student is 402 FEE_OVERDUE.
  */
-import { and, asc, eq, inArray, or, sql, type SQL } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
+import { and, asc, eq, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { ServiceContext } from '../../platform/context.js';
 import { canManageCourses, canManageSession, isAdmin, isOwnerOrAdmin } from '../../platform/auth/permissions.js';
 import { AppError, forbidden, notFound } from '../../platform/http/errors.js';
@@ -20,7 +21,8 @@ import { courseModules, courses, lessons, type Course, type CourseModule, type L
 import { enrollments, lessonProgress, type Enrollment, type LessonProgress } from '../enrollments/enrollments.tables.js';
 import { assertFeesAllow } from '../institutions/fee-gating.js';
 import { requireInstitutionSlug } from '../institutions/institutions.service.js';
-import { lessonLocks, orderedLessons, type LockState } from '../learn/drip.js';
+import { lessonLocks, orderedLessons, type LockState, type PathPrerequisite } from '../learn/drip.js';
+import { learningPathCourses } from '../learning-paths/learning-paths.tables.js';
 import { peerReviews, type PeerReview } from '../assignments/assignments.tables.js';
 import { liveSessions, type LiveSession } from '../live-sessions/live-sessions.tables.js';
 import { announcements, type Announcement } from '../announcements/announcements.tables.js';
@@ -43,6 +45,8 @@ export interface CourseState {
 }
 
 const OPEN: LockState = { locked: false, unlocksAt: null, reason: null };
+/** The courses before a course on the same learning path. */
+const earlier = alias(learningPathCourses, 'earlier_path_courses');
 
 // ── loading ────────────────────────────────────────────────────────────────────
 
@@ -104,14 +108,55 @@ export async function courseState(ctx: ServiceContext, course: Course, enrollmen
   ]);
   const ordered = orderedLessons(mods, ls);
   const completed = new Set(progress.filter((p) => p.completed).map((p) => p.lessonId));
+  const prerequisite = await pathPrerequisite(ctx, course, enrollment);
   const locks =
     canManageCourses(ctx.actor) && !enrollment
       ? new Map(ordered.map((l) => [l.id, OPEN]))
-      : lessonLocks(ordered, { dripMode: course.dripMode, enrolledAt: enrollment?.enrolledAt ?? null, completed, now: ctx.clock.now() });
+      : prerequisite
+        ? new Map(ordered.map((l): [string, LockState] => [l.id, { locked: true, unlocksAt: null, reason: 'PREREQUISITE', prerequisite }]))
+        : lessonLocks(ordered, { dripMode: course.dripMode, enrolledAt: enrollment?.enrolledAt ?? null, completed, now: ctx.clock.now() });
   return { modules: mods, ordered, progressByLesson: new Map(progress.map((p) => [p.lessonId, p])), completed, locks };
 }
 
+/**
+ * A learning path's order as prerequisites: an ACTIVE enrollment made by a path is locked while
+ * a course before it on that path is not completed by the learner. Answers the first such course
+ * (one query), or null (no path enrollment, or everything before it completed).
+ */
+async function pathPrerequisite(ctx: ServiceContext, course: Course, enrollment: Enrollment | null): Promise<PathPrerequisite | null> {
+  if (!enrollment?.learningPathId || enrollment.status !== 'ACTIVE') return null;
+  const [row] = await ctx.db
+    .select({ courseId: courses.id, courseTitle: courses.title })
+    .from(learningPathCourses)
+    .innerJoin(
+      earlier,
+      and(eq(earlier.institutionId, learningPathCourses.institutionId), eq(earlier.pathId, learningPathCourses.pathId), lt(earlier.position, learningPathCourses.position)),
+    )
+    .innerJoin(courses, sameTenantRef(earlier.courseId, earlier.institutionId, courses))
+    .leftJoin(enrollments, and(eq(enrollments.institutionId, earlier.institutionId), eq(enrollments.courseId, earlier.courseId), eq(enrollments.studentId, enrollment.studentId)))
+    .where(
+      and(
+        inTenant(ctx, learningPathCourses),
+        eq(learningPathCourses.pathId, enrollment.learningPathId),
+        eq(learningPathCourses.courseId, course.id),
+        sql`${enrollments.status} is distinct from 'COMPLETED'`,
+      ),
+    )
+    .orderBy(asc(earlier.position))
+    .limit(1);
+  return row ? { learningPathId: enrollment.learningPathId, ...row } : null;
+}
+
 export function lockedError(lock: LockState) {
+  if (lock.reason === 'PREREQUISITE' && lock.prerequisite) {
+    return new AppError('LESSON_LOCKED', `Complete "${lock.prerequisite.courseTitle}" first: it comes before this course on your learning path`, {
+      unlocksAt: null,
+      reason: lock.reason,
+      prerequisiteCourseId: lock.prerequisite.courseId,
+      prerequisiteCourseTitle: lock.prerequisite.courseTitle,
+      learningPathId: lock.prerequisite.learningPathId,
+    });
+  }
   return new AppError('LESSON_LOCKED', lock.reason === 'SEQUENTIAL' ? 'Complete the previous lesson first' : 'This lesson is not unlocked yet', {
     unlocksAt: iso(lock.unlocksAt),
     reason: lock.reason,

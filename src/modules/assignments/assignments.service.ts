@@ -13,7 +13,7 @@ import { institutionSlug } from '../institutions/institutions.service.js';
 import { notify } from '../notifications/notify.js';
 import { completeAssessedLesson } from '../progress/progress.service.js';
 import { allocateReviewers } from './peer-allocation.js';
-import { audit, changes as changedFields } from '../audit/audit.js';
+import { audit, changes as changedFields, snapshot } from '../audit/audit.js';
 import {
   assignments,
   peerReviews,
@@ -150,7 +150,7 @@ export async function getAssignment(ctx: ServiceContext, id: string) {
  * PUT /api/assignments/{id}: create or replace the assignment of an ASSIGNMENT lesson (the
  * course's owner or ADMIN). `rubric` absent keeps the current rubric, null removes it; a
  * criterion sent with its id keeps that id (and the scores given for it), others are new, and
- * criteria left out are removed.
+ * criteria left out are removed. Audited (`assignment.create`, `assignment.update`, with the rubric when it changed).
  */
 export async function upsertAssignment(ctx: ServiceContext, id: string, body: UpsertAssignment) {
   const { lesson, course } = await requireAccess(ctx, 'lesson.author', id);
@@ -158,6 +158,11 @@ export async function upsertAssignment(ctx: ServiceContext, id: string, body: Up
     throw validationError('Only an ASSIGNMENT lesson has an assignment', [{ field: 'params.id', message: `the lesson is a ${lesson.type} lesson` }]);
   return withTx(ctx, async (tx) => {
     const now = tx.clock.now();
+    const [before] = await tx.db
+      .select()
+      .from(assignments)
+      .where(byId(tx, assignments, id))
+      .for('update');
     const values = {
       title: body.title,
       instructions: body.instructions,
@@ -174,10 +179,23 @@ export async function upsertAssignment(ctx: ServiceContext, id: string, body: Up
       .values({ institutionId: tx.institutionId, id, courseId: course.id, ...values, createdAt: now })
       .onConflictDoUpdate({ target: assignments.id, set: values })
       .returning();
+    const rubricBefore = body.rubric !== undefined ? rubricSummary(await rubricOf(tx, id)) : undefined;
     if (body.rubric !== undefined) await replaceRubric(tx, id, body.rubric);
-    return assignmentDto(a!, course, await rubricOf(tx, id));
+    const rubric = await rubricOf(tx, id);
+    const entry = before ? changedFields(before, a!, ASSIGNMENT_AUDIT_FIELDS) : { before: null, after: snapshot(a!, ASSIGNMENT_AUDIT_FIELDS) };
+    if (rubricBefore !== undefined && JSON.stringify(rubricBefore) !== JSON.stringify(rubricSummary(rubric))) {
+      if (entry.before) entry.before.rubric = rubricBefore;
+      entry.after.rubric = rubricSummary(rubric);
+    }
+    await audit(tx, { action: before ? 'assignment.update' : 'assignment.create', targetType: 'assignment', targetId: id, ...entry });
+    return assignmentDto(a!, course, rubric);
   });
 }
+
+const ASSIGNMENT_AUDIT_FIELDS = ['title', 'instructions', 'maxScore', 'passingScore', 'dueDate', 'allowLate', 'isPeerAssessed', 'peerReviewCount'] as const;
+
+/** A rubric as the audit log records it: its title and criteria (title and points). */
+const rubricSummary = (r: RubricWithCriteria | null) => (r ? { title: r.rubric.title, criteria: r.criteria.map((c) => ({ title: c.title, maxPoints: c.maxPoints })) } : null);
 
 async function replaceRubric(tx: ServiceContext, assignmentId: string, input: UpsertAssignment['rubric']) {
   const now = tx.clock.now();

@@ -6,7 +6,18 @@
  * compliance waivers, reports… call it the same way).
  *
  * Actions are `<targetType>.<verb>` in lower case (`course.publish`, `enrollment.drop`); the
- * README's "Audit log" section lists them. `before`/`after` hold the changed fields only
+ * README's "Audit log" section lists them. For the common shapes use `auditCreate`,
+ * `auditUpdate` and `auditDelete` (below): a module that adds staff writes — analytics reports,
+ * say — calls them in its transaction:
+ *
+ *   await withTx(ctx, async (tx) => {
+ *     const [report] = await tx.db.insert(reports).values(...).returning();
+ *     await auditCreate(tx, 'report', report.id, report, ['name', 'type', 'filters', 'schedule']);
+ *   });
+ *
+ * and `auditUpdate(tx, 'report', id, before, after, keys)` / `auditDelete(tx, 'report', id,
+ * before, keys)` for changes and deletions (actions `report.create`, `report.update`,
+ * `report.delete`), then lists the actions in the README. `before`/`after` hold the changed fields only
  * (`changes()`), or the fields that describe a created or deleted record (`snapshot()`), with
  * long values summarised (`summarize()`), so a row stays small whatever was changed.
  */
@@ -81,4 +92,27 @@ export async function audit(ctx: ServiceContext, entries: AuditEntry | readonly 
       createdAt: now,
     })),
   );
+}
+
+/** A created record: `<targetType>.create`, `after` the fields among `keys` that describe it. */
+export function auditCreate<T extends object>(ctx: ServiceContext, targetType: string, targetId: string, row: T, keys: ReadonlyArray<keyof T & string>): Promise<void> {
+  return audit(ctx, { action: `${targetType}.create`, targetType, targetId, before: null, after: snapshot(row, keys) });
+}
+
+/** A changed record: `<targetType>.<verb>` (default `update`), with the fields among `keys` that changed, before and after. */
+export function auditUpdate<T extends object>(
+  ctx: ServiceContext,
+  targetType: string,
+  targetId: string,
+  before: T,
+  after: T,
+  keys: ReadonlyArray<keyof T & string>,
+  verb = 'update',
+): Promise<void> {
+  return audit(ctx, { action: `${targetType}.${verb}`, targetType, targetId, ...changes(before, after, keys) });
+}
+
+/** A deleted record: `<targetType>.delete`, `before` the fields among `keys` that described it. */
+export function auditDelete<T extends object>(ctx: ServiceContext, targetType: string, targetId: string, row: T, keys: ReadonlyArray<keyof T & string>): Promise<void> {
+  return audit(ctx, { action: `${targetType}.delete`, targetType, targetId, before: snapshot(row, keys), after: null });
 }

@@ -11,7 +11,7 @@ const tags = ['compliance'];
 /** Spec 4.9 compliance rows: required training, per-person records, waivers. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
 
   r.get(
     '/api/compliance/training',
@@ -32,8 +32,10 @@ const routes: ModuleRoutes = async (app, deps) => {
         operationId: 'createComplianceTraining',
         summary: 'Require a course for classes, sections or roles by a due date (ADMIN)',
         description:
-          'Students of the classes and sections (and every class when roles include STUDENT) are read from the CRM roster, get a record and an enrollment in the course. ' +
-          'TEACHER and ADMIN targets get their record when they first read their records. `recurrenceMonths`: the next cycle opens that long after a completion.',
+          'Students of the classes and sections (and every class when roles include STUDENT) are read from the CRM roster, get a record and an enrollment in the course; ' +
+          'students who join a targeted class or section later are assigned by the hourly sweep. TEACHER and ADMIN targets get their record when they first read their records. ' +
+          '`recurrenceMonths`: a completion is valid that long; when it expires the next cycle opens, due as long after as the first cycle lasted (dueDate minus creation), ' +
+          'and the course is opened again for the learner. Audited (`compliance_training.create`, `enrollment.create`).',
         body: createTrainingBody,
         response: { 201: envelope(trainingSchema) },
       },
@@ -49,7 +51,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         operationId: 'listComplianceRecords',
         summary: 'Compliance records: the current cycle of each obligation',
         description:
-          'Status: WAIVED, COMPLETED (the course completed since the cycle began), OVERDUE (past due) or ASSIGNED. Learners see their own; staff filter by class, section, training, person and status.',
+          'Status: WAIVED, COMPLETED (a completion inside the cycle), OVERDUE (past due) or ASSIGNED. Learners see their own; staff filter by class, section, training, person and status.',
         querystring: recordsQuery,
         response: { 200: pagedEnvelope(recordSchema) },
       },

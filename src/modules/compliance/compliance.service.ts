@@ -1,6 +1,7 @@
-import { count, desc, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Deps, ServiceContext } from '../../platform/context.js';
-import { withTx } from '../../platform/context.js';
+import { serviceContext, withTx } from '../../platform/context.js';
+import type { Session } from '../../platform/auth/tokens.js';
 import { iso } from '../../platform/dto.js';
 import { byId, inTenant } from '../../platform/db/tenancy.js';
 import { rawRows } from '../../platform/db/client.js';
@@ -9,12 +10,14 @@ import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js'
 import { canManageCourses } from '../../platform/auth/permissions.js';
 import { newId } from '../../platform/ids.js';
 import { requireAccess } from '../access/access.service.js';
-import { courses } from '../courses/courses.tables.js';
+import { courses, type Course } from '../courses/courses.tables.js';
+import { enrollments, lessonProgress } from '../enrollments/enrollments.tables.js';
 import { enrollStudents, lockCourse } from '../enrollments/enrollments.service.js';
 import { requireInstitutionSlug } from '../institutions/institutions.service.js';
 import { isCrmError } from '../../platform/crm/client.js';
+import type { CrmRosterEntry } from '../../platform/crm/types.js';
 import { notify } from '../notifications/notify.js';
-import { audit } from '../audit/audit.js';
+import { audit, snapshot } from '../audit/audit.js';
 import { complianceRecords, complianceTrainings, type ComplianceStatus, type ComplianceTraining } from './compliance.tables.js';
 
 /** Reminders go out this long before the due date (once per cycle), and once on becoming overdue. */
@@ -30,36 +33,192 @@ export interface TrainingInput {
   recurrenceMonths?: number | null;
 }
 
-/** Who a training targets, through the CRM roster: every student of the sections (and of the classes' sections). */
-async function targetedStudents(ctx: ServiceContext, input: TrainingInput) {
-  const slug = await requireInstitutionSlug(ctx, ctx.institutionId);
-  const classes = input.classIds.length > 0 || input.roles.includes('STUDENT') ? await ctx.crm.getClasses(slug) : [];
-  const sections = new Map<string, string | null>(input.sectionIds.map((id) => [id, null]));
-  for (const c of classes) {
-    if (input.roles.includes('STUDENT') || input.classIds.includes(c.id)) for (const s of c.sections) sections.set(s.id, c.id);
-  }
-  const people = new Map<string, { classId: string | null; sectionId: string }>();
-  const unknownClasses = input.classIds.filter((id) => !classes.some((c) => c.id === id));
-  if (unknownClasses.length > 0)
+interface Targets {
+  classIds: string[];
+  sectionIds: string[];
+  roles: string[];
+}
+
+type TargetedPeople = Map<string, { classId: string | null; sectionId: string }>;
+
+const targetsStudents = (t: Targets) => t.classIds.length > 0 || t.sectionIds.length > 0 || t.roles.includes('STUDENT');
+
+/**
+ * Who a training targets, through the CRM roster (read fresh: rosters are no-store): every
+ * student of its sections, of its classes' sections, and of every class for the STUDENT role,
+ * each with the class and section they were found through. The class list (cached by the CRM
+ * client) is always read, so a section-only target still knows its class and `?classId=` finds
+ * it. `strict` (creation): an unknown class or section is 400; the sweep skips it instead.
+ * `rosters` shares section rosters between the trainings of one sweep.
+ */
+async function targetedStudents(
+  ctx: ServiceContext,
+  slug: string,
+  targets: Targets,
+  opts: { strict: boolean; rosters?: Map<string, Promise<CrmRosterEntry[] | null>> },
+): Promise<TargetedPeople> {
+  const people: TargetedPeople = new Map();
+  if (!targetsStudents(targets)) return people;
+  const classes = await ctx.crm.getClasses(slug);
+  const unknownClasses = targets.classIds.filter((id) => !classes.some((c) => c.id === id));
+  if (opts.strict && unknownClasses.length > 0)
     throw validationError(
       'Unknown class',
       unknownClasses.map((id) => ({ field: 'body.classIds', message: `no class ${id} in the CRM` })),
     );
+  const classOf = (sectionId: string) => classes.find((c) => c.sections.some((s) => s.id === sectionId))?.id ?? null;
+  const sections = new Map<string, string | null>(targets.sectionIds.map((id) => [id, classOf(id)]));
+  for (const c of classes) {
+    if (targets.roles.includes('STUDENT') || targets.classIds.includes(c.id)) for (const s of c.sections) sections.set(s.id, c.id);
+  }
+  const rosterOf = async (sectionId: string): Promise<CrmRosterEntry[] | null> => {
+    try {
+      return await ctx.crm.getSectionRoster(slug, sectionId);
+    } catch (err) {
+      if (!isCrmError(err) || err.reason !== 'not_found') throw err;
+      if (opts.strict) throw validationError('Unknown section', [{ field: 'body.sectionIds', message: `no section ${sectionId} in the CRM` }]);
+      return null;
+    }
+  };
   const rosters = await Promise.all(
     [...sections].map(async ([sectionId, classId]) => {
-      try {
-        return { sectionId, classId, roster: await ctx.crm.getSectionRoster(slug, sectionId) };
-      } catch (err) {
-        if (isCrmError(err) && err.reason === 'not_found') throw validationError('Unknown section', [{ field: 'body.sectionIds', message: `no section ${sectionId} in the CRM` }]);
-        throw err;
+      let roster = opts.rosters?.get(sectionId);
+      if (!roster) {
+        roster = rosterOf(sectionId);
+        opts.rosters?.set(sectionId, roster);
       }
+      return { sectionId, classId, roster: (await roster) ?? [] };
     }),
   );
   for (const { sectionId, classId, roster } of rosters) {
-    const owner = classId ?? classes.find((c) => c.sections.some((s) => s.id === sectionId))?.id ?? null;
-    for (const entry of roster) if (!people.has(entry.studentContactId)) people.set(entry.studentContactId, { classId: owner, sectionId });
+    for (const entry of roster) if (!people.has(entry.studentContactId)) people.set(entry.studentContactId, { classId, sectionId });
   }
   return people;
+}
+
+/** How long each cycle after the first lasts: the time the first cycle gave (due date minus creation). */
+const windowMs = (t: ComplianceTraining) => t.dueDate.getTime() - t.createdAt.getTime();
+
+/** The due date of someone assigned after the training began (a newcomer, a staff member): the training's while it is ahead, else a full window from now. */
+const lateDueDate = (t: ComplianceTraining, now: Date) => (t.dueDate.getTime() > now.getTime() ? t.dueDate : new Date(now.getTime() + windowMs(t)));
+
+/**
+ * Records (cycle 1) for people newly assigned to a training, with the class and section they
+ * were found through; people who already have one are left alone. Returns who got one.
+ */
+async function insertFirstCycle(tx: ServiceContext, training: ComplianceTraining, people: TargetedPeople, dueAt: Date): Promise<string[]> {
+  if (people.size === 0) return [];
+  const now = tx.clock.now();
+  const rows = await tx.db
+    .insert(complianceRecords)
+    .values(
+      [...people].map(([personId, where]) => ({
+        institutionId: tx.institutionId,
+        id: newId(),
+        trainingId: training.id,
+        personId,
+        ...where,
+        assignedAt: now,
+        dueAt,
+        createdAt: now,
+        updatedAt: now,
+      })),
+    )
+    .onConflictDoNothing()
+    .returning({ personId: complianceRecords.personId });
+  return rows.map((r) => r.personId);
+}
+
+/**
+ * Enrolls newly assigned people in the training's course (when it is PUBLISHED, within its
+ * seats), with one `enrollment.create` audit row per enrollment made (`source` says what made it). A learner who already
+ * completed the course is credited when that completion still counts (no recurrence, or within
+ * `recurrenceMonths`); an older completion is reopened so the course can be taken again.
+ */
+async function enrollAssigned(tx: ServiceContext, training: ComplianceTraining, course: Course, personIds: string[], source: AuditSource) {
+  if (personIds.length === 0) return;
+  const outcomes = course.status === 'PUBLISHED' ? await enrollStudents(tx, await lockCourse(tx, course.id), personIds) : new Map();
+  await audit(
+    tx,
+    [...outcomes.values()].flatMap((o) =>
+      o.kind === 'enrolled'
+        ? [
+            {
+              action: 'enrollment.create',
+              targetType: 'enrollment',
+              targetId: o.enrollment.id,
+              after: { courseId: course.id, studentId: o.enrollment.studentId, status: o.enrollment.status, trainingId: training.id, source },
+            },
+          ]
+        : [],
+    ),
+  );
+  const nowIso = tx.clock.now().toISOString();
+  const stillValid = training.recurrenceMonths === null ? sql`true` : sql`e.completed_at + make_interval(months => ${training.recurrenceMonths}) > ${nowIso}::timestamptz`;
+  await tx.db.execute(sql`update ${complianceRecords} r set completed_at = e.completed_at, updated_at = ${nowIso}::timestamptz
+    from ${enrollments} e
+    where r.institution_id = ${tx.institutionId} and r.training_id = ${training.id} and r.cycle = 1 and r.completed_at is null and r.person_id = any(${sql.param(personIds)}::text[])
+      and e.institution_id = r.institution_id and e.course_id = ${course.id} and e.student_id = r.person_id and e.status = 'COMPLETED' and ${stillValid}`);
+  const expired = await rawRows<{ student_id: string }>(
+    tx.db,
+    sql`select e.student_id from ${enrollments} e where e.institution_id = ${tx.institutionId} and e.course_id = ${course.id}
+      and e.student_id = any(${sql.param(personIds)}::text[]) and e.status = 'COMPLETED' and not (${stillValid})`,
+  );
+  await reopenEnrollments(
+    tx,
+    training,
+    expired.map((r) => ({ personId: r.student_id, cycle: 1 })),
+    source,
+  );
+}
+
+/** Who a sweep-made change is recorded as: the sweep itself, on behalf of the training's creator. */
+type AuditSource = 'compliance.training' | 'compliance.sweep';
+
+/**
+ * Opens learners' enrollments again for a new cycle: a COMPLETED enrollment in the training's
+ * course goes back to ACTIVE with its lesson completions (and scores) cleared, so the course can
+ * be completed inside the cycle, and an `enrollment.reopen` audit row is written for each. The
+ * certificate of the earlier completion is kept (certificates are one per enrollment), so a
+ * completion in a later cycle issues none and is not pushed to the CRM again (one per enrollment).
+ */
+async function reopenEnrollments(tx: ServiceContext, training: ComplianceTraining, people: Array<{ personId: string; cycle: number }>, source: AuditSource) {
+  if (people.length === 0) return;
+  const cycleOf = new Map(people.map((p) => [p.personId, p.cycle]));
+  const nowIso = tx.clock.now().toISOString();
+  const reopened = await rawRows<{ id: string; student_id: string; completed_at: string | Date | null; final_score: number | null }>(
+    tx.db,
+    sql`with old as (
+          select id, completed_at, final_score from ${enrollments}
+          where institution_id = ${tx.institutionId} and course_id = ${training.courseId} and student_id = any(${sql.param([...cycleOf.keys()])}::text[]) and status = 'COMPLETED'
+          for update)
+        update ${enrollments} e set status = 'ACTIVE', progress = 0, completed_at = null, final_score = null, updated_at = ${nowIso}::timestamptz
+        from old where e.institution_id = ${tx.institutionId} and e.id = old.id
+        returning e.id, e.student_id, old.completed_at, old.final_score`,
+  );
+  if (reopened.length === 0) return;
+  await tx.db
+    .update(lessonProgress)
+    .set({ completed: false, completedAt: null, progressPercent: 0, score: null, updatedAt: tx.clock.now() })
+    .where(
+      and(
+        inTenant(tx, lessonProgress),
+        inArray(
+          lessonProgress.enrollmentId,
+          reopened.map((r) => r.id),
+        ),
+      ),
+    );
+  await audit(
+    tx,
+    reopened.map((r) => ({
+      action: 'enrollment.reopen',
+      targetType: 'enrollment',
+      targetId: r.id,
+      before: { status: 'COMPLETED', completedAt: r.completed_at ? new Date(r.completed_at) : null, finalScore: r.final_score },
+      after: { status: 'ACTIVE', progress: 0, trainingId: training.id, cycle: cycleOf.get(r.student_id) ?? null, source },
+    })),
+  );
 }
 
 const trainingDto = (t: ComplianceTraining, assigned: number) => ({
@@ -79,8 +238,10 @@ const trainingDto = (t: ComplianceTraining, assigned: number) => ({
 /**
  * POST /api/compliance/training (ADMIN): a required course for classes, sections and roles.
  * The students it targets are read from the CRM roster now (before the transaction: no HTTP
- * inside one), get a record (cycle 1) and an enrollment in the course. Staff roles have no CRM
- * listing: a TEACHER or ADMIN target gets their record when they first read their records.
+ * inside one), get a record (cycle 1) and an enrollment in the course; the training and each
+ * enrollment made are audited in the same transaction. Students who join a targeted class or
+ * section later are assigned by the hourly sweep. Staff roles have no CRM listing: a TEACHER or
+ * ADMIN target gets their record when they first read their records.
  */
 export async function createTraining(ctx: ServiceContext, input: TrainingInput) {
   await requireAccess(ctx, 'institution.admin', null);
@@ -91,7 +252,7 @@ export async function createTraining(ctx: ServiceContext, input: TrainingInput) 
   if (!course) throw notFound('Course');
   const due = new Date(input.dueDate);
   if (due.getTime() <= ctx.clock.now().getTime()) throw validationError('dueDate must be in the future', [{ field: 'body.dueDate', message: 'must be in the future' }]);
-  const people = await targetedStudents(ctx, input);
+  const people = targetsStudents(input) ? await targetedStudents(ctx, await requireInstitutionSlug(ctx, ctx.institutionId), input, { strict: true }) : new Map();
   return withTx(ctx, async (tx) => {
     const now = tx.clock.now();
     const [training] = await tx.db
@@ -111,23 +272,15 @@ export async function createTraining(ctx: ServiceContext, input: TrainingInput) 
         updatedAt: now,
       })
       .returning();
-    if (people.size > 0) {
-      await tx.db.insert(complianceRecords).values(
-        [...people].map(([personId, where]) => ({
-          institutionId: tx.institutionId,
-          id: newId(),
-          trainingId: training!.id,
-          personId,
-          ...where,
-          assignedAt: now,
-          dueAt: due,
-          createdAt: now,
-          updatedAt: now,
-        })),
-      );
-      if (course.status === 'PUBLISHED') await enrollStudents(tx, await lockCourse(tx, course.id), [...people.keys()]);
-    }
-    return trainingDto(training!, people.size);
+    const assigned = await insertFirstCycle(tx, training!, people, due);
+    await audit(tx, {
+      action: 'compliance_training.create',
+      targetType: 'compliance_training',
+      targetId: training!.id,
+      after: { ...snapshot(training!, ['courseId', 'title', 'classIds', 'sectionIds', 'roles', 'dueDate', 'recurrenceMonths']), assignedCount: assigned.length },
+    });
+    await enrollAssigned(tx, training!, course, assigned, 'compliance.training');
+    return trainingDto(training!, assigned.length);
   });
 }
 
@@ -154,12 +307,13 @@ export async function listTrainings(ctx: ServiceContext, q: { page: number; perP
 
 /**
  * The derived status of records (latest cycle of each person and training), as SQL: WAIVED,
- * then COMPLETED (the course completed since the cycle began), then OVERDUE (past due), else
- * ASSIGNED.
+ * then COMPLETED (a completion recorded for the cycle, or the course completed since the cycle
+ * began), then OVERDUE (past due), else ASSIGNED.
  */
+const completionSql = sql`coalesce(r.completed_at, case when e.completed_at >= r.assigned_at then e.completed_at end)`;
 const statusSql = (now: Date) => sql<ComplianceStatus>`case
   when r.waived_at is not null then 'WAIVED'
-  when coalesce(r.completed_at, e.completed_at) >= r.assigned_at then 'COMPLETED'
+  when ${completionSql} is not null then 'COMPLETED'
   when r.due_at < ${now.toISOString()}::timestamptz then 'OVERDUE'
   else 'ASSIGNED' end`;
 
@@ -184,7 +338,7 @@ interface RecordRow {
 const currentRecords = (institutionId: string, now: Date, filters: SQL[]) => sql`
   select * from (
     select r.id, r.training_id, t.title, t.course_id, r.person_id, r.class_id, r.section_id, r.cycle, r.assigned_at, r.due_at,
-      case when coalesce(r.completed_at, e.completed_at) >= r.assigned_at then coalesce(r.completed_at, e.completed_at) end as completed_at,
+      ${completionSql} as completed_at,
       r.waived_at, r.waive_reason, ${statusSql(now)} as status
     from ${complianceRecords} r
     join ${complianceTrainings} t on t.institution_id = r.institution_id and t.id = r.training_id
@@ -239,12 +393,16 @@ export async function listRecords(
   return { rows: rows.map(recordDto), meta: pageMeta(page, Number(rows[0]?.total ?? 0)) };
 }
 
-/** Staff roles have no roster: a targeted TEACHER or ADMIN gets their records when they first read them. */
+/**
+ * Staff roles have no roster: a targeted TEACHER or ADMIN gets their records when they first
+ * read them, due by the training's date while it is ahead, else a full window from now.
+ */
 async function assignStaffRole(ctx: ServiceContext) {
   if (ctx.actor.role !== 'TEACHER' && ctx.actor.role !== 'ADMIN') return;
-  const now = ctx.clock.now();
+  const now = ctx.clock.now().toISOString();
   await ctx.db.execute(sql`insert into ${complianceRecords} (institution_id, id, training_id, person_id, cycle, assigned_at, due_at, created_at, updated_at)
-    select t.institution_id, ${newId()} || '-' || t.id, t.id, ${ctx.actor.personId}, 1, ${now.toISOString()}::timestamptz, t.due_date, ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz
+    select t.institution_id, ${newId()} || '-' || t.id, t.id, ${ctx.actor.personId}, 1, ${now}::timestamptz,
+      case when t.due_date > ${now}::timestamptz then t.due_date else ${now}::timestamptz + (t.due_date - t.created_at) end, ${now}::timestamptz, ${now}::timestamptz
     from ${complianceTrainings} t where t.institution_id = ${ctx.institutionId} and t.roles ? ${ctx.actor.role}
     on conflict do nothing`);
 }
@@ -278,63 +436,219 @@ export async function waive(ctx: ServiceContext, body: { recordId: string; reaso
   });
 }
 
+/** The session a sweep step runs as: the training's creator (the admin who required it), outside any request. */
+const creatorOf = (t: Pick<ComplianceTraining, 'institutionId' | 'createdBy'>): Session => ({
+  userId: t.createdBy,
+  personId: t.createdBy,
+  institutionId: t.institutionId,
+  role: 'ADMIN',
+  contactId: null,
+  isContact: false,
+  contactType: null,
+  permissions: [],
+  email: null,
+  name: null,
+  expiresAt: null,
+});
+
+type SweepDeps = Deps;
+
+export interface SweepSummary {
+  /** People newly assigned (students who joined a targeted class or section). */
+  assigned: number;
+  /** Next cycles opened. */
+  reopened: number;
+  /** Records reminded (due soon or overdue). */
+  reminded: number;
+  /** Steps that failed (logged; the job fails after the others ran, so the queue retries it). */
+  failed: number;
+}
+
 /**
- * The hourly sweep (worker job `compliance.sweep`): records completions, reminds people whose
- * obligation is due within 7 days (once per cycle) and those who became overdue (once), and
- * opens the next cycle of a recurring training `recurrenceMonths` after a completion. Each
- * step is a conditional update, so a second run in the hour does nothing new.
+ * The hourly sweep (worker job `compliance.sweep`), in order: records completions; assigns
+ * students who joined a targeted class or section since (the CRM roster read again); opens the
+ * next cycle of a recurring training once a completion expires; reminds people whose obligation
+ * is due within 7 days (once per cycle) and those who became overdue (once). Each step is
+ * conditional, so a second run in the hour does nothing new, and each training's changes are
+ * one transaction with their audit rows and notifications: a failure loses nothing and the next
+ * run (or the queue's retry) picks it up.
  */
-export async function sweepCompliance(deps: Pick<Deps, 'database' | 'clock' | 'config'>) {
+export async function sweepCompliance(deps: SweepDeps): Promise<SweepSummary> {
   const db = deps.database.db;
-  const now = deps.clock.now();
-  const nowIso = now.toISOString();
+  const nowIso = deps.clock.now().toISOString();
   await db.execute(sql`update ${complianceRecords} r set completed_at = e.completed_at, updated_at = ${nowIso}::timestamptz
     from ${complianceTrainings} t, enrollments e
     where t.institution_id = r.institution_id and t.id = r.training_id and e.institution_id = r.institution_id and e.course_id = t.course_id
       and e.student_id = r.person_id and e.status = 'COMPLETED' and e.completed_at >= r.assigned_at and r.completed_at is null`);
-  const due = await rawRows<{ id: string; institution_id: string; person_id: string; training_id: string; title: string; due_at: string; kind: 'soon' | 'overdue' }>(
-    db,
-    sql`update ${complianceRecords} r set
-          reminded_at = case when r.due_at >= ${nowIso}::timestamptz then ${nowIso}::timestamptz else r.reminded_at end,
-          overdue_notified_at = case when r.due_at < ${nowIso}::timestamptz then ${nowIso}::timestamptz else r.overdue_notified_at end,
-          updated_at = ${nowIso}::timestamptz
-        from ${complianceTrainings} t
-        where t.institution_id = r.institution_id and t.id = r.training_id and r.waived_at is null and r.completed_at is null
-          and ((r.due_at >= ${nowIso}::timestamptz and r.due_at < ${new Date(now.getTime() + REMINDER_LEAD_MS).toISOString()}::timestamptz and r.reminded_at is null)
-            or (r.due_at < ${nowIso}::timestamptz and r.overdue_notified_at is null))
-        returning r.id, r.institution_id, r.person_id, r.training_id, t.title, r.due_at, case when r.due_at < ${nowIso}::timestamptz then 'overdue' else 'soon' end as kind`,
-  );
-  const groups = new Map<string, typeof due>();
-  for (const r of due) {
-    const key = `${r.institution_id}|${r.training_id}|${r.kind}`;
-    groups.set(key, [...(groups.get(key) ?? []), r]);
+  const failures: unknown[] = [];
+  const attempt = async <T>(what: string, fallback: T, run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (err) {
+      deps.log.error({ err }, `[lms] compliance sweep: ${what} failed`);
+      failures.push(err);
+      return fallback;
+    }
+  };
+  const assigned = await assignNewcomers(deps, attempt);
+  const reopened = await openNextCycles(deps, attempt);
+  const reminded = await sendReminders(deps, attempt);
+  if (failures.length > 0) throw new Error(`compliance sweep: ${failures.length} step(s) failed; see the log`, { cause: failures[0] });
+  return { assigned, reopened, reminded, failed: failures.length };
+}
+
+type Attempt = <T>(what: string, fallback: T, run: () => Promise<T>) => Promise<T>;
+
+/** Students who joined a targeted class or section since the training began get their first cycle and an enrollment. */
+async function assignNewcomers(deps: SweepDeps, attempt: Attempt): Promise<number> {
+  const trainings = await deps.database.db
+    .select()
+    .from(complianceTrainings)
+    .where(sql`jsonb_array_length(${complianceTrainings.classIds}) > 0 or jsonb_array_length(${complianceTrainings.sectionIds}) > 0 or ${complianceTrainings.roles} ? 'STUDENT'`)
+    .orderBy(complianceTrainings.institutionId, complianceTrainings.createdAt);
+  const byInstitution = new Map<string, ComplianceTraining[]>();
+  for (const t of trainings) byInstitution.set(t.institutionId, [...(byInstitution.get(t.institutionId) ?? []), t]);
+  let assigned = 0;
+  for (const [institutionId, list] of byInstitution) {
+    const base = serviceContext(deps, creatorOf(list[0]!), deps.log, null);
+    const slug = await attempt(`institution slug of ${institutionId}`, null, () => requireInstitutionSlug(base, institutionId));
+    if (!slug) continue;
+    const rosters = new Map<string, Promise<CrmRosterEntry[] | null>>();
+    for (const training of list) {
+      const ctx = serviceContext(deps, creatorOf(training), deps.log, null);
+      const people = await attempt(`roster of training ${training.id}`, null, () => targetedStudents(ctx, slug, training, { strict: false, rosters }));
+      if (!people || people.size === 0) continue;
+      assigned += await attempt(`assigning newcomers to training ${training.id}`, 0, () =>
+        withTx(ctx, async (tx) => {
+          const now = tx.clock.now();
+          const fresh = await insertFirstCycle(tx, training, people, lateDueDate(training, now));
+          const [course] = await tx.db
+            .select()
+            .from(courses)
+            .where(byId(tx, courses, training.courseId));
+          // Newcomers, and anyone of the roster never enrolled (the course was not yet published when they were assigned).
+          const enrolled = await tx.db
+            .select({ studentId: enrollments.studentId })
+            .from(enrollments)
+            .where(and(inTenant(tx, enrollments), sql`${enrollments.courseId} = ${training.courseId}`, inArray(enrollments.studentId, [...people.keys()])));
+          const known = new Set(enrolled.map((e) => e.studentId));
+          const toEnroll = [...new Set([...fresh, ...[...people.keys()].filter((id) => !known.has(id))])];
+          if (course) await enrollAssigned(tx, training, course, toEnroll, 'compliance.sweep');
+          return fresh.length;
+        }),
+      );
+    }
   }
-  for (const rows of groups.values()) {
-    const first = rows[0]!;
-    await notify(
-      { db, clock: deps.clock, config: deps.config },
-      {
-        institutionId: first.institution_id,
-        key: 'COMPLIANCE_DUE',
-        recipients: rows.map((r) => r.person_id),
-        metadata: { trainingId: first.training_id, title: first.title, dueDate: new Date(first.due_at).toISOString().slice(0, 10), overdue: first.kind === 'overdue' },
-        actionUrl: '/compliance',
-        dedupeKey: `compliance:${first.training_id}:${first.kind}:${new Date(first.due_at).toISOString()}`,
-      },
+  return assigned;
+}
+
+/**
+ * Recurrence: once a cycle's completion expires (`completed_at + recurrenceMonths`), the next
+ * cycle opens then, due a full window later (the training's due date minus its creation), and
+ * the learner's COMPLETED enrollment is reopened so the course can be completed again.
+ */
+async function openNextCycles(deps: SweepDeps, attempt: Attempt): Promise<number> {
+  const nowIso = deps.clock.now().toISOString();
+  const due = await deps.database.db
+    .selectDistinct({ training: complianceTrainings })
+    .from(complianceRecords)
+    .innerJoin(complianceTrainings, sql`${complianceTrainings.institutionId} = ${complianceRecords.institutionId} and ${complianceTrainings.id} = ${complianceRecords.trainingId}`)
+    .where(
+      sql`${complianceTrainings.recurrenceMonths} is not null and ${complianceRecords.completedAt} is not null and ${complianceRecords.waivedAt} is null
+        and ${complianceRecords.completedAt} + make_interval(months => ${complianceTrainings.recurrenceMonths}) <= ${nowIso}::timestamptz`,
+    );
+  let reopened = 0;
+  for (const { training } of due) {
+    const ctx = serviceContext(deps, creatorOf(training), deps.log, null);
+    reopened += await attempt(`next cycle of training ${training.id}`, 0, () =>
+      withTx(ctx, async (tx) => {
+        const now = tx.clock.now().toISOString();
+        const opened = await rawRows<{ person_id: string; cycle: number }>(
+          tx.db,
+          sql`insert into ${complianceRecords} (institution_id, id, training_id, person_id, class_id, section_id, cycle, assigned_at, due_at, created_at, updated_at)
+              select r.institution_id, r.id || '-c' || (r.cycle + 1), r.training_id, r.person_id, r.class_id, r.section_id, r.cycle + 1,
+                r.completed_at + make_interval(months => t.recurrence_months),
+                r.completed_at + make_interval(months => t.recurrence_months) + (t.due_date - t.created_at),
+                ${now}::timestamptz, ${now}::timestamptz
+              from ${complianceRecords} r join ${complianceTrainings} t on t.institution_id = r.institution_id and t.id = r.training_id
+              where r.institution_id = ${tx.institutionId} and r.training_id = ${training.id} and t.recurrence_months is not null
+                and r.completed_at is not null and r.waived_at is null
+                and r.completed_at + make_interval(months => t.recurrence_months) <= ${now}::timestamptz
+                and not exists (select 1 from ${complianceRecords} n where n.institution_id = r.institution_id and n.training_id = r.training_id and n.person_id = r.person_id and n.cycle > r.cycle)
+              on conflict do nothing
+              returning person_id, cycle`,
+        );
+        await reopenEnrollments(
+          tx,
+          training,
+          opened.map((o) => ({ personId: o.person_id, cycle: Number(o.cycle) })),
+          'compliance.sweep',
+        );
+        return opened.length;
+      }),
     );
   }
-  // Recurrence: the next cycle opens `recurrence_months` after the completion of the latest one.
-  const reopened = await rawRows<{ id: string }>(
-    db,
-    sql`insert into ${complianceRecords} (institution_id, id, training_id, person_id, class_id, section_id, cycle, assigned_at, due_at, created_at, updated_at)
-        select r.institution_id, r.id || '-c' || (r.cycle + 1), r.training_id, r.person_id, r.class_id, r.section_id, r.cycle + 1,
-          ${nowIso}::timestamptz, r.completed_at + make_interval(months => t.recurrence_months), ${nowIso}::timestamptz, ${nowIso}::timestamptz
+  return reopened;
+}
+
+/**
+ * `COMPLIANCE_DUE` once within 7 days of a cycle's due date and once when it is overdue. The mark
+ * (`reminded_at`, `overdue_notified_at`) and the notification are written in one transaction per
+ * training, due date and kind, so a failure leaves the mark unset and the next run sends it.
+ */
+async function sendReminders(deps: SweepDeps, attempt: Attempt): Promise<number> {
+  const now = deps.clock.now();
+  const nowIso = now.toISOString();
+  const soon = new Date(now.getTime() + REMINDER_LEAD_MS).toISOString();
+  const candidates = await rawRows<{ id: string; institution_id: string; training_id: string; created_by: string; title: string; due_at: string | Date; kind: 'soon' | 'overdue' }>(
+    deps.database.db,
+    sql`select r.id, r.institution_id, r.training_id, t.created_by, t.title, r.due_at,
+          case when r.due_at < ${nowIso}::timestamptz then 'overdue' else 'soon' end as kind
         from ${complianceRecords} r join ${complianceTrainings} t on t.institution_id = r.institution_id and t.id = r.training_id
-        where t.recurrence_months is not null and r.completed_at is not null and r.waived_at is null
-          and r.completed_at + make_interval(months => t.recurrence_months) <= ${nowIso}::timestamptz
-          and not exists (select 1 from ${complianceRecords} n where n.institution_id = r.institution_id and n.training_id = r.training_id and n.person_id = r.person_id and n.cycle > r.cycle)
-        on conflict do nothing
-        returning id`,
+        where r.waived_at is null and r.completed_at is null
+          and ((r.due_at >= ${nowIso}::timestamptz and r.due_at < ${soon}::timestamptz and r.reminded_at is null)
+            or (r.due_at < ${nowIso}::timestamptz and r.overdue_notified_at is null))
+        order by r.institution_id, r.training_id, r.due_at, r.id`,
   );
-  return { reminded: due.length, reopened: reopened.length };
+  const groups = new Map<string, typeof candidates>();
+  for (const r of candidates) {
+    const key = `${r.institution_id}|${r.training_id}|${r.kind}|${new Date(r.due_at).toISOString()}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  let reminded = 0;
+  for (const rows of groups.values()) {
+    const first = rows[0]!;
+    const dueAt = new Date(first.due_at);
+    const overdue = first.kind === 'overdue';
+    const ctx = serviceContext(deps, creatorOf({ institutionId: first.institution_id, createdBy: first.created_by }), deps.log, null);
+    reminded += await attempt(`reminders of training ${first.training_id}`, 0, () =>
+      withTx(ctx, async (tx) => {
+        const marked = await tx.db
+          .update(complianceRecords)
+          .set(overdue ? { overdueNotifiedAt: now, updatedAt: now } : { remindedAt: now, updatedAt: now })
+          .where(
+            and(
+              inTenant(tx, complianceRecords),
+              inArray(
+                complianceRecords.id,
+                rows.map((r) => r.id),
+              ),
+              overdue ? sql`${complianceRecords.overdueNotifiedAt} is null` : sql`${complianceRecords.remindedAt} is null`,
+              sql`${complianceRecords.completedAt} is null and ${complianceRecords.waivedAt} is null`,
+            ),
+          )
+          .returning({ personId: complianceRecords.personId });
+        await notify(tx, {
+          institutionId: tx.institutionId,
+          key: 'COMPLIANCE_DUE',
+          recipients: marked.map((r) => r.personId),
+          metadata: { trainingId: first.training_id, title: first.title, dueDate: dueAt.toISOString().slice(0, 10), overdue },
+          actionUrl: '/compliance',
+          dedupeKey: `compliance:${first.training_id}:${first.kind}:${dueAt.toISOString()}`,
+        });
+        return marked.length;
+      }),
+    );
+  }
+  return reminded;
 }

@@ -115,7 +115,7 @@ export const updateLessonBody = z.object({ ...lessonFields, title: title.optiona
 export const outlineLessonSchema = lessonSchema.extend({
   locked: z.boolean(),
   unlocksAt: ts.nullable(),
-  lockReason: z.enum(['UNLOCK_AT', 'UNLOCK_AFTER_DAYS', 'SEQUENTIAL']).nullable(),
+  lockReason: z.enum(['UNLOCK_AT', 'UNLOCK_AFTER_DAYS', 'SEQUENTIAL', 'PREREQUISITE']).nullable(),
 });
 export const outlineModuleSchema = moduleSchema.extend({ lessons: z.array(outlineLessonSchema) });
 

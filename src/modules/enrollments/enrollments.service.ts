@@ -35,7 +35,8 @@ type EnrollOutcome = { kind: 'enrolled'; enrollment: Enrollment } | { kind: 'alr
  * Enroll students inside a transaction holding the course lock, in the order given, with a
  * fixed number of statements whatever their number: read their enrollments and the seats
  * taken, then one insert for the new ones and one update reactivating the DROPPED ones (their
- * progress kept). Seats are ACTIVE and COMPLETED enrollments.
+ * progress kept; no longer tied to a learning path: a path that enrolls sets it again). Seats
+ * are ACTIVE and COMPLETED enrollments.
  */
 export async function enrollStudents(tx: ServiceContext, course: Course, studentIds: string[]): Promise<Map<string, EnrollOutcome>> {
   const [existing, [{ taken }]] = await Promise.all([
@@ -84,7 +85,7 @@ export async function enrollStudents(tx: ServiceContext, course: Course, student
     ...(toReactivate.length > 0
       ? await tx.db
           .update(enrollments)
-          .set({ status: 'ACTIVE', droppedAt: null, enrolledBy: tx.actor.personId, updatedAt: now })
+          .set({ status: 'ACTIVE', droppedAt: null, enrolledBy: tx.actor.personId, learningPathId: null, updatedAt: now })
           .where(and(inTenant(tx, enrollments), eq(enrollments.courseId, course.id), inArray(enrollments.studentId, toReactivate), eq(enrollments.status, 'DROPPED')))
           .returning()
       : []),

@@ -1,5 +1,6 @@
 import { boolean, foreignKey, index, integer, jsonb, pgTable, real, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { courses, lessons } from '../courses/courses.tables.js';
+import { learningPaths } from '../learning-paths/learning-paths.tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -22,10 +23,13 @@ export const enrollments = pgTable(
     completedAt: ts('completed_at'),
     droppedAt: ts('dropped_at'),
     lastAccessedAt: ts('last_accessed_at'),
+    /** The learning path that made this enrollment: the path's order then locks the course until the courses before it are completed. */
+    learningPathId: text('learning_path_id'),
     updatedAt: ts('updated_at').notNull(),
   },
   (t) => [
     unique('enrollments_inst_id_uq').on(t.institutionId, t.id),
+    foreignKey({ name: 'enrollments_learning_path_fk', columns: [t.institutionId, t.learningPathId], foreignColumns: [learningPaths.institutionId, learningPaths.id] }),
     foreignKey({ name: 'enrollments_course_fk', columns: [t.institutionId, t.courseId], foreignColumns: [courses.institutionId, courses.id] }).onDelete('cascade'),
     uniqueIndex('enrollments_inst_course_student_uq').on(t.institutionId, t.courseId, t.studentId),
     index('enrollments_inst_student_idx').on(t.institutionId, t.studentId, t.status),

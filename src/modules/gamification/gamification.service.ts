@@ -5,7 +5,8 @@ import { iso } from '../../platform/dto.js';
 import { inTenant } from '../../platform/db/tenancy.js';
 import { newId } from '../../platform/ids.js';
 import { rawRows } from '../../platform/db/client.js';
-import { getSettings, institutionSlug } from '../institutions/institutions.service.js';
+import { getSettings } from '../institutions/institutions.service.js';
+import { displayNames } from '../institutions/display-names.js';
 import { notify } from '../notifications/notify.js';
 import { activityDays, badgeAwards, pointAwards } from './gamification.tables.js';
 
@@ -167,7 +168,8 @@ export type LeaderboardPeriod = 'all' | 'month' | 'week';
  * GET /api/gamification/leaderboard: points per student of the caller's institution over the
  * period (this calendar month or ISO week in the institution's zone, or all time), highest
  * first; ties by who reached the total first, then by id, so the order is stable. Names from
- * the CRM (one optional lookup per person on the page).
+ * the CRM through `displayNames` (one optional lookup per distinct person on the page, cached by
+ * the CRM client; the generic label when the CRM does not answer).
  */
 export async function leaderboard(ctx: ServiceContext, q: { period: LeaderboardPeriod; page: number; perPage: number }) {
   const { timezone } = await localToday(ctx);
@@ -184,10 +186,18 @@ export async function leaderboard(ctx: ServiceContext, q: { period: LeaderboardP
         limit ${q.perPage} offset ${offset}`,
   );
   const total = Number(rows[0]?.total ?? 0);
-  const slug = rows.length ? await institutionSlug(ctx, ctx.institutionId).catch(() => null) : null;
-  const names = await Promise.all(rows.map(async (r) => (slug ? await ctx.crm.displayNameOrNull(slug, r.student_id) : null) ?? `Student ${r.student_id}`));
+  const names = await displayNames(
+    ctx,
+    rows.map((r) => ({ id: r.student_id, label: 'Student' })),
+  );
   return {
-    rows: rows.map((r, i) => ({ rank: offset + i + 1, studentId: r.student_id, name: names[i]!, points: Number(r.points), isMe: r.student_id === ctx.actor.personId })),
+    rows: rows.map((r, i) => ({
+      rank: offset + i + 1,
+      studentId: r.student_id,
+      name: names.get(r.student_id)!,
+      points: Number(r.points),
+      isMe: r.student_id === ctx.actor.personId,
+    })),
     meta: { total, page: q.page, perPage: q.perPage, totalPages: Math.ceil(total / q.perPage) },
   };
 }

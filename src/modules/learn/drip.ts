@@ -4,7 +4,16 @@ export interface LockState {
   locked: boolean;
   /** When a time lock lifts; null when not locked or when it waits on another lesson. */
   unlocksAt: Date | null;
-  reason: 'UNLOCK_AT' | 'UNLOCK_AFTER_DAYS' | 'SEQUENTIAL' | null;
+  reason: 'UNLOCK_AT' | 'UNLOCK_AFTER_DAYS' | 'SEQUENTIAL' | 'PREREQUISITE' | null;
+  /** PREREQUISITE: the course of the learner's learning path to complete first. */
+  prerequisite?: PathPrerequisite;
+}
+
+/** A course that comes before another on a learning path and is not completed yet. */
+export interface PathPrerequisite {
+  learningPathId: string;
+  courseId: string;
+  courseTitle: string;
 }
 
 const DAY_MS = 86_400_000;

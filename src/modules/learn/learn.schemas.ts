@@ -17,7 +17,7 @@ export const navLessonSchema = z.object({
   progressPercent: z.number().int(),
   locked: z.boolean(),
   unlocksAt: z.string().nullable(),
-  lockReason: z.enum(['UNLOCK_AT', 'UNLOCK_AFTER_DAYS', 'SEQUENTIAL']).nullable(),
+  lockReason: z.enum(['UNLOCK_AT', 'UNLOCK_AFTER_DAYS', 'SEQUENTIAL', 'PREREQUISITE']).nullable(),
 });
 
 export const catalogueRowSchema = courseSchema.extend({

@@ -21,7 +21,7 @@ const tags = ['learning paths'];
 /** Spec 4.9 learning-path rows: ordered courses taken one after another. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
 
   r.get(
     '/api/learning-paths',
@@ -63,7 +63,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'getLearningPath',
         summary: 'A learning path with its courses in order and the caller’s progress',
-        description: 'A course is `locked` until every course before it is completed. Learners reach PUBLISHED paths and their own; others 404.',
+        description:
+          'A course is `locked` until every course before it is completed (its lessons answer 403 LESSON_LOCKED to a learner the path enrolled). Learners reach PUBLISHED paths and their own; others 404.',
         params: idParams,
         response: { 200: envelope(pathSchema) },
       },
@@ -111,7 +112,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Enroll in a published path and its courses (idempotent)',
         description:
           'Learners enroll themselves (self-enrollment and fee rules as for a course); staff may pass `studentIds`. Each course is reported: ENROLLED, ALREADY_ENROLLED, ' +
-          'COURSE_FULL or NOT_AVAILABLE (not published) — one full course does not fail the rest.',
+          'COURSE_FULL or NOT_AVAILABLE (not published) — one full course does not fail the rest. The path order is a prerequisite: the lessons of an enrollment made here ' +
+          'answer 403 LESSON_LOCKED (reason PREREQUISITE, naming the course) until the courses before it are completed. Staff enrollments are audited.',
         params: idParams,
         body: enrollPathBody,
         response: { 200: envelope(enrollResultSchema) },

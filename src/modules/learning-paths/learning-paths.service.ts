@@ -6,6 +6,7 @@ import { AppError, conflict, forbidden, notFound } from '../../platform/http/err
 import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
 import { canManageCourses, isOwnerOrAdmin } from '../../platform/auth/permissions.js';
 import { newId } from '../../platform/ids.js';
+import { audit, changes, snapshot } from '../audit/audit.js';
 import { requireAccess } from '../access/access.service.js';
 import { courses } from '../courses/courses.tables.js';
 import { enrollments } from '../enrollments/enrollments.tables.js';
@@ -156,6 +157,7 @@ export async function createPath(ctx: ServiceContext, body: { title: string; des
         .insert(learningPathCourses)
         .values(courseIds.map((courseId, position) => ({ institutionId: tx.institutionId, id: newId(), pathId: row!.id, courseId, position })));
     }
+    await audit(tx, { action: 'learning_path.create', targetType: 'learning_path', targetId: row!.id, after: { ...snapshot(row!, ['title', 'status']), courseIds } });
     return row!;
   });
   return pathDto(ctx, path);
@@ -168,12 +170,16 @@ export async function getPath(ctx: ServiceContext, id: string) {
 /** PATCH /api/learning-paths/{id}: title, description, status (creator or ADMIN). */
 export async function updatePath(ctx: ServiceContext, id: string, body: { title?: string; description?: string | null; status?: PathStatus }) {
   const path = await editablePath(ctx, id);
-  const [row] = await ctx.db
-    .update(learningPaths)
-    .set({ ...body, updatedAt: ctx.clock.now() })
-    .where(byId(ctx, learningPaths, path.id))
-    .returning();
-  return pathDto(ctx, row!);
+  const row = await withTx(ctx, async (tx) => {
+    const [updated] = await tx.db
+      .update(learningPaths)
+      .set({ ...body, updatedAt: tx.clock.now() })
+      .where(byId(tx, learningPaths, path.id))
+      .returning();
+    await audit(tx, { action: 'learning_path.update', targetType: 'learning_path', targetId: path.id, ...changes(path, updated!, ['title', 'description', 'status']) });
+    return updated!;
+  });
+  return pathDto(ctx, row);
 }
 
 /**
@@ -202,6 +208,13 @@ export async function addCourses(ctx: ServiceContext, id: string, body: { course
     const order = [...current.slice(0, at).map((c) => c.courseId), ...ids, ...current.slice(at).map((c) => c.courseId)];
     await tx.db.delete(learningPathCourses).where(and(inTenant(tx, learningPathCourses), eq(learningPathCourses.pathId, path.id)));
     await tx.db.insert(learningPathCourses).values(order.map((courseId, position) => ({ institutionId: tx.institutionId, id: newId(), pathId: path.id, courseId, position })));
+    await audit(tx, {
+      action: 'learning_path.add_courses',
+      targetType: 'learning_path',
+      targetId: path.id,
+      before: { courseIds: current.map((c) => c.courseId) },
+      after: { courseIds: order },
+    });
     await tx.db
       .update(learningPaths)
       .set({ updatedAt: tx.clock.now() })
@@ -216,13 +229,15 @@ type CourseResult = 'ENROLLED' | 'ALREADY_ENROLLED' | 'COURSE_FULL' | 'NOT_AVAIL
  * POST /api/learning-paths/{id}/enroll: puts students on a PUBLISHED path and enrolls them in
  * its courses in path order, reporting each course (a full or unpublished course is reported,
  * not a failure of the whole). Idempotent. Learners enroll themselves (self-enrollment and fee
- * rules as for a course); staff may pass `studentIds`. The path's order is kept as `locked` in
- * the path view: a course is locked until the ones before it are completed.
+ * rules as for a course); staff may pass `studentIds` (audited). The enrollments the path makes
+ * carry it, so its order holds as prerequisites: `lesson.open` refuses a course's lessons (403
+ * LESSON_LOCKED, naming the course to complete first) until the courses before it are completed.
  */
 export async function enrollPath(ctx: ServiceContext, id: string, body: { studentIds?: string[] } | null | undefined) {
   const path = await visiblePath(ctx, id);
   if (path.status !== 'PUBLISHED') throw conflict('Only a published path takes enrollments');
   let students: string[];
+  const staffEnroll = !!body?.studentIds;
   if (body?.studentIds) {
     await requireAccess(ctx, 'catalog.author', null);
     students = [...new Set(body.studentIds)];
@@ -242,16 +257,51 @@ export async function enrollPath(ctx: ServiceContext, id: string, body: { studen
   const results = new Map(students.map((s) => [s, [] as Array<{ courseId: string; position: number; result: CourseResult }>]));
   await withTx(ctx, async (tx) => {
     const now = tx.clock.now();
-    await tx.db
+    const onPath = await tx.db
       .insert(learningPathEnrollments)
       .values(students.map((studentId) => ({ institutionId: tx.institutionId, id: newId(), pathId: path.id, studentId, enrolledAt: now })))
-      .onConflictDoNothing();
+      .onConflictDoNothing()
+      .returning();
+    if (staffEnroll) {
+      await audit(
+        tx,
+        onPath.map((p) => ({ action: 'learning_path.enroll', targetType: 'learning_path_enrollment', targetId: p.id, after: { learningPathId: path.id, studentId: p.studentId } })),
+      );
+    }
     for (const link of links) {
       if (link.status !== 'PUBLISHED') {
         for (const s of students) results.get(s)!.push({ courseId: link.courseId, position: link.position, result: 'NOT_AVAILABLE' });
         continue;
       }
       const outcomes = await enrollStudents(tx, await lockCourse(tx, link.courseId), students);
+      // The enrollments this path made follow its order: locked until the courses before are completed.
+      const made = [...outcomes.values()].flatMap((o) => (o.kind === 'enrolled' ? [{ ...o.enrollment, learningPathId: path.id }] : []));
+      if (made.length > 0) {
+        await tx.db
+          .update(enrollments)
+          .set({ learningPathId: path.id })
+          .where(
+            and(
+              inTenant(tx, enrollments),
+              inArray(
+                enrollments.id,
+                made.map((e) => e.id),
+              ),
+            ),
+          );
+      }
+      // Enrollments made by staff are audited (a learner enrolling themself is not a staff write).
+      if (staffEnroll) {
+        await audit(
+          tx,
+          made.map((e) => ({
+            action: 'enrollment.create',
+            targetType: 'enrollment',
+            targetId: e.id,
+            after: { courseId: e.courseId, studentId: e.studentId, status: e.status, learningPathId: path.id },
+          })),
+        );
+      }
       for (const s of students) {
         const o = outcomes.get(s);
         results

@@ -21,6 +21,7 @@ import { requireAccess } from '../access/access.service.js';
 import { courses } from '../courses/courses.tables.js';
 import { enrollments } from '../enrollments/enrollments.tables.js';
 import { notify } from '../notifications/notify.js';
+import { auditUpdate } from '../audit/audit.js';
 import { sessionPath } from './live-sessions.calendar.js';
 import type { WebhookInput } from './live-sessions.schemas.js';
 import { liveSessions, ROSTER_STATUSES, type LiveSession, type RecordingStatus } from './live-sessions.tables.js';
@@ -108,11 +109,15 @@ export async function startRecording(ctx: ServiceContext, id: string) {
     throw unavailable(ctx.log, err, notProvisioned ? NOT_PROVISIONED : START_FAILED, id);
   }
   const now = ctx.clock.now();
-  const [recording] = await ctx.db
-    .update(liveSessions)
-    .set({ recordingStatus: 'RECORDING', recordingStartedAt: now, recordingStoppedAt: null, updatedAt: now })
-    .where(and(byId(ctx, liveSessions, id), eq(liveSessions.recordingStatus, 'PENDING')))
-    .returning();
+  const recording = await withTx(ctx, async (tx) => {
+    const [row] = await tx.db
+      .update(liveSessions)
+      .set({ recordingStatus: 'RECORDING', recordingStartedAt: now, recordingStoppedAt: null, updatedAt: now })
+      .where(and(byId(tx, liveSessions, id), eq(liveSessions.recordingStatus, 'PENDING')))
+      .returning();
+    if (row) await auditUpdate(tx, 'live_session', id, { ...session, recordingStatus: claim.prior }, row, ['recordingStatus', 'recordingStartedAt'], 'recording_start');
+    return row;
+  });
   return startResult(recording ?? (await reload(ctx, id)), false);
 }
 
@@ -130,11 +135,20 @@ export async function stopRecording(ctx: ServiceContext, id: string) {
  */
 export async function stopActiveRecording(ctx: ServiceContext, id: string, opts: { failQuietly: boolean }) {
   const now = ctx.clock.now();
-  const [stopped] = await ctx.db
-    .update(liveSessions)
-    .set({ recordingStatus: 'PROCESSING', recordingStoppedAt: now, updatedAt: now })
-    .where(and(byId(ctx, liveSessions, id), inArray(liveSessions.recordingStatus, ['PENDING', 'RECORDING'])))
-    .returning();
+  const stopped = await withTx(ctx, async (tx) => {
+    const [before] = await tx.db
+      .select()
+      .from(liveSessions)
+      .where(byId(tx, liveSessions, id))
+      .for('update');
+    const [row] = await tx.db
+      .update(liveSessions)
+      .set({ recordingStatus: 'PROCESSING', recordingStoppedAt: now, updatedAt: now })
+      .where(and(byId(tx, liveSessions, id), inArray(liveSessions.recordingStatus, ['PENDING', 'RECORDING'])))
+      .returning();
+    if (row && before) await auditUpdate(tx, 'live_session', id, before, row, ['recordingStatus', 'recordingStoppedAt'], 'recording_stop');
+    return row;
+  });
   if (!stopped) {
     const current = await reload(ctx, id);
     return { recordingStatus: current.recordingStatus, recordingStoppedAt: iso(current.recordingStoppedAt), alreadyStopped: true };

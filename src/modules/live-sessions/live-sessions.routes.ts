@@ -50,7 +50,7 @@ async function readBody(payload: NodeJS.ReadableStream, limit: number): Promise<
 /** Spec 4.5 and 4.9: live session lifecycle, participation, attendance, calendar and cloud recording. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req), req.log);
+  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req), req.log, req.id);
   const byIdRoute = (summary: string, description: string, operationId: string) => ({ tags, operationId, summary, description, params: idParams });
 
   r.get(

@@ -12,7 +12,8 @@ import { calendarFileName, sessionCalendar, sessionPath } from './live-sessions.
 import { sessionDto } from './live-sessions.dto.js';
 import { reload, stopActiveRecording } from './live-sessions.recording.js';
 import type { AttendanceInput, CreateSessionInput, ListSessionsQuery } from './live-sessions.schemas.js';
-import { liveSessions, ROSTER_STATUSES, type LiveSession } from './live-sessions.tables.js';
+import { liveSessionParticipants, liveSessions, ROSTER_STATUSES, type LiveSession } from './live-sessions.tables.js';
+import { audit, auditCreate, auditUpdate } from '../audit/audit.js';
 
 /** `<RECORDING_ROOM_PREFIX>-<institution slug>-<session id>` (spec 2.7). */
 export const roomNameOf = (prefix: string, slug: string, sessionId: string) => `${prefix}-${slug}-${sessionId}`;
@@ -23,24 +24,27 @@ export const roomNameOf = (prefix: string, slug: string, sessionId: string) => `
 export async function createSession(ctx: ServiceContext, input: CreateSessionInput) {
   const course = await requireAccess(ctx, 'liveSession.create', input.courseId);
   const now = ctx.clock.now();
-  const [row] = await ctx.db
-    .insert(liveSessions)
-    .values({
-      institutionId: ctx.institutionId,
-      id: newId(),
-      courseId: course.id,
-      title: input.title,
-      description: input.description ?? null,
-      scheduledAt: new Date(input.scheduledAt),
-      durationMinutes: input.durationMinutes,
-      hostId: input.hostId ?? ctx.actor.personId,
-      createdBy: ctx.actor.personId,
-      status: 'SCHEDULED',
-      createdAt: now,
-      updatedAt: now,
-    })
-    .returning();
-  return sessionDto(row!);
+  return withTx(ctx, async (tx) => {
+    const [row] = await tx.db
+      .insert(liveSessions)
+      .values({
+        institutionId: ctx.institutionId,
+        id: newId(),
+        courseId: course.id,
+        title: input.title,
+        description: input.description ?? null,
+        scheduledAt: new Date(input.scheduledAt),
+        durationMinutes: input.durationMinutes,
+        hostId: input.hostId ?? ctx.actor.personId,
+        createdBy: ctx.actor.personId,
+        status: 'SCHEDULED',
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    await auditCreate(tx, 'live_session', row!.id, row!, ['courseId', 'title', 'scheduledAt', 'durationMinutes', 'hostId']);
+    return sessionDto(row!);
+  });
 }
 
 /** GET /api/live-sessions: managers see the institution's sessions; others those they host and those of their courses. */
@@ -79,11 +83,15 @@ export async function startSession(ctx: ServiceContext, id: string) {
   const slug = await institutionSlug(ctx, ctx.institutionId).catch(() => null);
   if (!slug) ctx.log.warn({ sessionId: id }, 'live session started without a room name: the institution slug is unknown');
   const now = ctx.clock.now();
-  const [started] = await ctx.db
-    .update(liveSessions)
-    .set({ status: 'LIVE', startedAt: now, roomName: slug ? roomNameOf(ctx.config.RECORDING_ROOM_PREFIX, slug, id) : null, updatedAt: now })
-    .where(and(byId(ctx, liveSessions, id), eq(liveSessions.status, 'SCHEDULED')))
-    .returning();
+  const started = await withTx(ctx, async (tx) => {
+    const [row] = await tx.db
+      .update(liveSessions)
+      .set({ status: 'LIVE', startedAt: now, roomName: slug ? roomNameOf(ctx.config.RECORDING_ROOM_PREFIX, slug, id) : null, updatedAt: now })
+      .where(and(byId(tx, liveSessions, id), eq(liveSessions.status, 'SCHEDULED')))
+      .returning();
+    if (row) await auditUpdate(tx, 'live_session', id, session, row, ['status', 'startedAt', 'roomName'], 'start');
+    return row;
+  });
   if (started) return sessionDto(started);
   // Someone else changed it in between: a concurrent start is fine, anything else is a conflict.
   const current = await reload(ctx, id);
@@ -101,11 +109,15 @@ export async function endSession(ctx: ServiceContext, id: string) {
   if (session.status === 'COMPLETED') return sessionDto(session);
   if (session.status !== 'LIVE') throw conflict('The live session has not started', { status: session.status });
   const now = ctx.clock.now();
-  const [ended] = await ctx.db
-    .update(liveSessions)
-    .set({ status: 'COMPLETED', endedAt: now, updatedAt: now })
-    .where(and(byId(ctx, liveSessions, id), eq(liveSessions.status, 'LIVE')))
-    .returning();
+  const ended = await withTx(ctx, async (tx) => {
+    const [row] = await tx.db
+      .update(liveSessions)
+      .set({ status: 'COMPLETED', endedAt: now, updatedAt: now })
+      .where(and(byId(tx, liveSessions, id), eq(liveSessions.status, 'LIVE')))
+      .returning();
+    if (row) await auditUpdate(tx, 'live_session', id, session, row, ['status', 'endedAt'], 'end');
+    return row;
+  });
   if (!ended) {
     const current = await reload(ctx, id);
     if (current.status === 'COMPLETED') return sessionDto(current);
@@ -281,6 +293,17 @@ export async function markAttendance(ctx: ServiceContext, id: string, input: Att
       );
     }
     const now = tx.clock.now().toISOString();
+    const previous = await tx.db
+      .select({ personId: liveSessionParticipants.personId, mark: liveSessionParticipants.mark })
+      .from(liveSessionParticipants)
+      .where(and(inTenant(tx, liveSessionParticipants), eq(liveSessionParticipants.sessionId, id), inArray(liveSessionParticipants.personId, ids)));
+    await audit(tx, {
+      action: 'live_session.attendance',
+      targetType: 'live_session',
+      targetId: id,
+      before: { marks: Object.fromEntries(previous.map((p) => [p.personId, p.mark])) },
+      after: { marks: Object.fromEntries(input.records.map((r) => [r.studentId, r.status])) },
+    });
     await tx.db.execute(sql`
       insert into live_session_participants as p (institution_id, id, session_id, person_id, mark, marked_by, marked_at, created_at, updated_at)
       select ${tx.institutionId}, u.id, ${id}, u.person, u.mark, ${tx.actor.personId}, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz

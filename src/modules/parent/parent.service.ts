@@ -126,8 +126,9 @@ export async function childOverview(ctx: ServiceContext, childId: string) {
       estimatedDuration: c.estimatedDuration ?? (lessonMinutes === null ? null : Math.round(Number(lessonMinutes))),
     })),
     recentGrades: grades.map(({ submission: s, assignment: a, courseTitle }) => {
-      // The final score when there is one, else the instructor's, else the peer average.
-      const score = s.score ?? s.instructorScore ?? s.peerScoreAverage ?? 0;
+      // The final score when there is one, else the instructor's, else the peer average; null
+      // when none is known, and then percentage and passed are unknown too (never a made-up 0).
+      const score = s.score ?? s.instructorScore ?? s.peerScoreAverage ?? null;
       return {
         submissionId: s.id,
         assignmentId: a.id,
@@ -137,8 +138,9 @@ export async function childOverview(ctx: ServiceContext, childId: string) {
         score,
         maxScore: a.maxScore,
         passingScore: a.passingScore,
-        percentage: a.maxScore > 0 ? round2((score / a.maxScore) * 100) : 0,
-        passed: a.passingScore === null ? true : score >= a.passingScore,
+        percentage: score !== null && a.maxScore > 0 ? round2((score / a.maxScore) * 100) : null,
+        // Without a passing score there is no pass mark to meet: unknown (null), as for courses without a score.
+        passed: score === null || a.passingScore === null ? null : score >= a.passingScore,
         gradedAt: iso(s.gradedAt),
         status: s.status,
       };

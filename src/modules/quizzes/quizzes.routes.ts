@@ -20,7 +20,7 @@ const FLOW =
 /** Issue 11 (spec 4.9 quiz rows): a QUIZ lesson's quiz, its attempts and their grading. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
 
   r.get(
     '/api/quiz/:id',

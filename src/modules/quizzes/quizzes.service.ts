@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { auditCreate, auditUpdate } from '../audit/audit.js';
 import { withTx, type ServiceContext } from '../../platform/context.js';
 import { iso } from '../../platform/dto.js';
 import { AppError, conflict, notFound, validationError } from '../../platform/http/errors.js';
@@ -149,11 +150,14 @@ function learnerView(ctx: ServiceContext, quiz: Quiz, lesson: Lesson, attempts: 
 
 // ── authoring ──────────────────────────────────────────────────────────────────
 
+/** What the audit log records of a quiz change (the questions summarised when long). */
+const QUIZ_AUDIT_FIELDS = ['title', 'description', 'passingScore', 'maxAttempts', 'timeLimitMinutes', 'shuffleQuestions', 'shuffleOptions', 'questions'] as const;
+
 /**
  * PUT /api/quiz/:id — create or replace the quiz of a QUIZ lesson (as `lesson.author`: the
  * course's owner with canManageCourses, or ADMIN). Another lesson type is 400. The lesson row is
  * locked (FOR NO KEY UPDATE: progress rows may still reference it) so two saves apply in turn
- * and question ids are checked against the quiz as it is.
+ * and question ids are checked against the quiz as it is. Audited (`quiz.create`, `quiz.update`).
  */
 export async function upsertQuiz(ctx: ServiceContext, lessonId: string, input: UpsertQuizInput): Promise<{ created: boolean; quiz: QuizDto }> {
   const { lesson } = await requireAccess(ctx, 'lesson.author', lessonId);
@@ -196,6 +200,8 @@ export async function upsertQuiz(ctx: ServiceContext, lessonId: string, input: U
           .insert(quizzes)
           .values({ institutionId: tx.institutionId, id: lesson.id, createdAt: now, ...fields })
           .returning();
+    if (existing) await auditUpdate(tx, 'quiz', lesson.id, existing, saved!, QUIZ_AUDIT_FIELDS);
+    else await auditCreate(tx, 'quiz', lesson.id, saved!, QUIZ_AUDIT_FIELDS);
     return { created: !existing, quiz: staffView(saved!, locked) };
   });
 }

@@ -1,0 +1,2 @@
+ALTER TABLE "enrollments" ADD COLUMN "learning_path_id" text;--> statement-breakpoint
+ALTER TABLE "enrollments" ADD CONSTRAINT "enrollments_learning_path_fk" FOREIGN KEY ("institution_id","learning_path_id") REFERENCES "public"."learning_paths"("institution_id","id") ON DELETE no action ON UPDATE no action;
