@@ -89,17 +89,19 @@ async function metricsOf(db: Db, institutionId: string, from: Date, to: Date): P
 
 /**
  * Today's row of every course of the institution in one statement: enrollments by status, today's
- * enrollments, completions and active learners, average progress and score. The row id is
- * derived from (course, day), and the upsert on (institution, course, day) makes reruns rewrite it.
+ * enrollments, completions and active learners, average progress and score. The upsert on
+ * (institution, course, day) makes reruns rewrite the row. Row ids carry this run's own suffix:
+ * a conflict on any other unique key (a shared id) would fail a concurrent run instead of updating.
  */
 async function courseSnapshots(db: Db, institutionId: string, day: string, from: Date, to: Date, now: Date): Promise<number> {
   const f = from.toISOString();
   const t = to.toISOString();
+  const runId = newId();
   const rows = await rawRows<{ id: string }>(
     db,
     sql`insert into analytics_course_daily_snapshots (institution_id, id, course_id, day, enrollments, active, completed, dropped,
         enrollments_today, completions_today, active_learners_today, average_progress, average_score, created_at, updated_at)
-      select c.institution_id, 'cs_' || c.id || '_' || ${day}, c.id, ${day}::date,
+      select c.institution_id, 'cs_' || c.id || '_' || ${runId}, c.id, ${day}::date,
         count(e.id)::int,
         (count(*) filter (where e.status = 'ACTIVE'))::int,
         (count(*) filter (where e.status = 'COMPLETED'))::int,
