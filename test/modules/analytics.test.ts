@@ -237,6 +237,14 @@ describe('running reports', () => {
       }),
     );
     expect(total.rows).toEqual([{ n: 2, avg: expect.any(Number) }]);
+    // Pages of a grouped report count groups, also past the last page.
+    const grouped = { entity: 'enrollments', groupBy: ['studentId'], filters: [{ field: 'courseId', op: 'eq', value: a.courseId }] };
+    const first = await run(teacher, { definition: grouped, perPage: 1 });
+    expect(first.body.meta).toEqual({ total: 2, page: 1, perPage: 1, totalPages: 2 });
+    expect(first.body.data.rows).toEqual([{ studentId: [a.studentId, a.otherStudentId].sort()[0], count: 1 }]);
+    const past = await run(teacher, { definition: grouped, perPage: 1, page: 3 });
+    expect(past.body.data.rows).toEqual([]);
+    expect(past.body.meta.total).toBe(2);
     const notes = expectOk(await run(teacher, { definition: { entity: 'notes', groupBy: ['lesson.title', 'hasTimestamp'] } }));
     expect(notes.rows).toEqual([{ 'lesson.title': 'Video lesson', hasTimestamp: true, count: 1 }]);
     expect(JSON.stringify(notes)).not.toContain(a.secrets[0]);

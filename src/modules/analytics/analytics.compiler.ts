@@ -37,8 +37,12 @@ const isoText = (x: SQL | unknown) => sql`to_char(${x} at time zone 'UTC', ${sql
 export interface CompiledReport {
   definition: ValidDefinition;
   columns: OutputColumn[];
-  /** The rows of one page or batch: `offset`/`limit` within the report's own limit; `after` (ungrouped) for keyset batches. */
-  page(db: DbOrTx, opts: { offset?: number; limit: number; after?: KeysetPosition | null }): SQLQuery;
+  /**
+   * The rows of one page or batch: `offset`/`limit` within the report's own limit; `after`
+   * (ungrouped) for keyset batches; `withTotal` (grouped) adds each row's `total`, the number of
+   * groups, from the same pass (`count(*) over ()`), so a page of a grouped report aggregates once.
+   */
+  page(db: DbOrTx, opts: { offset?: number; limit: number; after?: KeysetPosition | null; withTotal?: boolean }): SQLQuery;
   /** How many rows the report yields (at most its limit). */
   count(db: DbOrTx): Promise<number>;
   /** Output row from a result row (`c0…` aliases), whatever the driver's value types. */
@@ -182,8 +186,11 @@ export function compileReport(d: ValidDefinition, scope: ReportScope): CompiledR
     if (d.dateRange.to) conditions.push(sql`${x} < ${d.dateRange.to.toISOString()}::timestamptz`);
   }
 
-  const base = (db: DbOrTx, extra: SQL | null) => {
-    let q = db.select(fields).from(entity.table).$dynamic();
+  const base = (db: DbOrTx, extra: SQL | null, withTotal = false) => {
+    let q = db
+      .select(withTotal ? { ...fields, total: sql<number>`count(*) over ()`.as('total') } : fields)
+      .from(entity.table)
+      .$dynamic();
     for (const j of d.joins) q = j.kind === 'inner' ? q.innerJoin(j.table, j.on) : q.leftJoin(j.table, j.on);
     q = q.where(and(...conditions, ...(extra ? [extra] : [])));
     if (d.grouped && d.groups.length > 0) q = q.groupBy(...d.groups.map((_, i) => sql.raw(String(i + 1))));
@@ -211,7 +218,7 @@ export function compileReport(d: ValidDefinition, scope: ReportScope): CompiledR
       const offset = opts.offset ?? 0;
       const limit = Math.max(0, Math.min(opts.limit, cap - offset));
       const extra = !d.grouped && opts.after ? afterPosition(sortKeys, idExpr, opts.after) : null;
-      return base(db, extra)
+      return base(db, extra, opts.withTotal === true && d.grouped)
         .orderBy(...orderBy())
         .limit(limit)
         .offset(offset) as unknown as SQLQuery;
