@@ -12,10 +12,11 @@
  *    1,000,000 rows, and grouped by `updatedAt` month with a filter; BENCH_ROUNDS rounds
  *    (default 5), the median. Ratio against the same aggregate written by hand in SQL and run
  *    with node-postgres in the same process, same run.
- * 2. CSV export of 100,000 rows through HTTP (the app listening on loopback, the client reading
- *    the stream and dropping it): time, bytes and peak RSS (sampled every 10 ms) above the RSS
- *    before the export. Baseline: the same 100,000 rows read with one query into memory and
- *    turned into CSV with csv-stringify/sync, the way an export built in memory would.
+ * 2. CSV exports of 20,000 and 100,000 rows through HTTP (the app listening on loopback, the
+ *    client reading the stream and dropping it): time, bytes and peak RSS (sampled every 10 ms)
+ *    above the RSS before the export; streamed, the peak should not grow with the rows.
+ *    Baseline: the same rows read with one query into memory and turned into CSV with
+ *    csv-stringify/sync, the way an export built in memory would.
  *
  * Results are printed and written to bench/results/analytics-<timestamp>.json.
  */
@@ -45,18 +46,31 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const gc = () => (globalThis as { gc?: () => void }).gc?.();
 const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
 
-/** Peak RSS while `fn` runs, sampled every 10 ms, above the RSS just before it. */
-async function withPeakRss<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number; peakRssDeltaMb: number; rssBeforeMb: number }> {
+/**
+ * Peak RSS while `fn` runs, sampled every 10 ms, above the RSS just before it; also the peak of
+ * Buffer memory (`external` + `arrayBuffers`), which shows bytes queued in streams.
+ */
+async function withPeakRss<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number; peakRssDeltaMb: number; peakBuffersDeltaMb: number; rssBeforeMb: number }> {
   gc();
   await new Promise((r) => setTimeout(r, 50));
+  const buffers = () => {
+    const m = process.memoryUsage();
+    return m.external + m.arrayBuffers;
+  };
   const before = process.memoryUsage().rss;
+  const buffersBefore = buffers();
   let peak = before;
-  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
+  let peakBuffers = buffersBefore;
+  const sample = () => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+    peakBuffers = Math.max(peakBuffers, buffers());
+  };
+  const timer = setInterval(sample, 10);
   const started = performance.now();
   try {
     const value = await fn();
-    peak = Math.max(peak, process.memoryUsage().rss);
-    return { value, ms: Math.round(performance.now() - started), peakRssDeltaMb: mb(peak - before), rssBeforeMb: mb(before) };
+    sample();
+    return { value, ms: Math.round(performance.now() - started), peakRssDeltaMb: mb(peak - before), peakBuffersDeltaMb: mb(peakBuffers - buffersBefore), rssBeforeMb: mb(before) };
   } finally {
     clearInterval(timer);
   }
@@ -162,37 +176,50 @@ async function main() {
   };
   const monthMs = await timed(() => runReport(byMonth));
 
-  // 2. A 100,000-row CSV export, streamed over HTTP.
-  const exportDefinition = {
-    entity: 'lessonProgress',
-    columns: ['studentId', 'course.title', 'lesson.title', 'progressPercent', 'completed', 'score', 'updatedAt'],
-    limit: EXPORT_ROWS,
-  };
-  const streamed = await withPeakRss(async () => {
-    const res = await request(`http://127.0.0.1:${address.port}/api/analytics/reports/export`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ definition: exportDefinition, format: 'CSV' }),
+  // 2. CSV exports streamed over HTTP (20,000 and 100,000 rows), then the in-memory baseline.
+  const exportColumns = ['studentId', 'course.title', 'lesson.title', 'progressPercent', 'completed', 'score', 'updatedAt'];
+  const streamExport = (rowsWanted: number) =>
+    withPeakRss(async () => {
+      const res = await request(`http://127.0.0.1:${address.port}/api/analytics/reports/export`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ definition: { entity: 'lessonProgress', columns: exportColumns, limit: rowsWanted }, format: 'CSV' }),
+      });
+      if (res.statusCode !== 200) throw new Error(`export: ${res.statusCode} ${await res.body.text()}`);
+      let bytes = 0;
+      let lines = 0;
+      for await (const chunk of res.body) {
+        bytes += (chunk as Buffer).length;
+        for (const b of chunk as Buffer) if (b === 10) lines++;
+      }
+      if (lines !== rowsWanted + 1) throw new Error(`export wrote ${lines} lines`);
+      return { bytes };
     });
-    if (res.statusCode !== 200) throw new Error(`export: ${res.statusCode} ${await res.body.text()}`);
-    let bytes = 0;
-    let lines = 0;
-    for await (const chunk of res.body) {
-      bytes += (chunk as Buffer).length;
-      for (const b of chunk as Buffer) if (b === 10) lines++;
-    }
-    return { bytes, lines };
-  });
-  if (streamed.value.lines !== EXPORT_ROWS + 1) throw new Error(`export wrote ${streamed.value.lines} lines`);
-  const inMemory = await withPeakRss(async () => {
-    const res = await pool.query(
-      `select lp.student_id, c.title as course, l.title as lesson, lp.progress_percent, lp.completed, lp.score, lp.updated_at
-       from lesson_progress lp join lessons l on l.institution_id = lp.institution_id and l.id = lp.lesson_id
-       join courses c on c.institution_id = l.institution_id and c.id = l.course_id
-       where lp.institution_id = $1 order by lp.id limit ${EXPORT_ROWS}`,
-      [INSTITUTION],
-    );
-    return stringify(res.rows, { header: true }).length;
+  const inMemoryExport = (rowsWanted: number) =>
+    withPeakRss(async () => {
+      const res = await pool.query(
+        `select lp.student_id, c.title as course, l.title as lesson, lp.progress_percent, lp.completed, lp.score, lp.updated_at
+         from lesson_progress lp join lessons l on l.institution_id = lp.institution_id and l.id = lp.lesson_id
+         join courses c on c.institution_id = l.institution_id and c.id = l.course_id
+         where lp.institution_id = $1 order by lp.id limit ${rowsWanted}`,
+        [INSTITUTION],
+      );
+      return { bytes: stringify(res.rows, { header: true }).length };
+    });
+  await streamExport(1_000); // warm-up: the CSV library loads, connections open
+  const streamedSmall = await streamExport(EXPORT_ROWS / 5);
+  const streamedMid = await streamExport(EXPORT_ROWS / 2);
+  const streamed = await streamExport(EXPORT_ROWS);
+  const inMemorySmall = await inMemoryExport(EXPORT_ROWS / 5);
+  const inMemory = await inMemoryExport(EXPORT_ROWS);
+  const exportSummary = (r: Awaited<ReturnType<typeof streamExport>>, rows: number) => ({
+    rows,
+    ms: r.ms,
+    megabytes: mb(r.value.bytes),
+    rowsPerSecond: Math.round(rows / (r.ms / 1000)),
+    peakRssDeltaMb: r.peakRssDeltaMb,
+    peakBuffersDeltaMb: r.peakBuffersDeltaMb,
+    rssBeforeMb: r.rssBeforeMb,
   });
 
   const result = {
@@ -202,15 +229,8 @@ async function main() {
     data: { progressRows: PROGRESS_ROWS, courses: COURSES, lessons: COURSES * LESSONS, enrollments: COURSES * STUDENTS, generated, seedMs },
     groupedByCourse: { medianMs: groupedMs, handWrittenSqlMedianMs: handMs, ratio: Math.round((groupedMs / handMs) * 100) / 100 },
     groupedByMonthCompleted: { medianMs: monthMs },
-    csvExport: {
-      rows: EXPORT_ROWS,
-      ms: streamed.ms,
-      megabytes: mb(streamed.value.bytes),
-      rowsPerSecond: Math.round(EXPORT_ROWS / (streamed.ms / 1000)),
-      peakRssDeltaMb: streamed.peakRssDeltaMb,
-      rssBeforeMb: streamed.rssBeforeMb,
-    },
-    inMemoryBaseline: { ms: inMemory.ms, peakRssDeltaMb: inMemory.peakRssDeltaMb },
+    csvExport: [exportSummary(streamedSmall, EXPORT_ROWS / 5), exportSummary(streamedMid, EXPORT_ROWS / 2), exportSummary(streamed, EXPORT_ROWS)],
+    inMemoryBaseline: [exportSummary(inMemorySmall, EXPORT_ROWS / 5), exportSummary(inMemory, EXPORT_ROWS)],
   };
   console.log(JSON.stringify(result, null, 2));
   await mkdir(RESULTS_DIR, { recursive: true });
