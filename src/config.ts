@@ -93,6 +93,8 @@ const envSchema = z.object({
   RATE_LIMIT_WRITE: positiveInt.default(30),
   RATE_LIMIT_REPORT_RUN: positiveInt.default(30),
   RATE_LIMIT_REPORT_EXPORT: positiveInt.default(10),
+  /** Statement timeout of analytics report queries (PostgreSQL enforces it; see README Analytics). */
+  REPORT_STATEMENT_TIMEOUT_MS: positiveInt.default(20_000),
   RATE_LIMIT_WINDOW_MS: positiveInt.default(60_000),
   RATE_LIMIT_DISABLED: z.enum(['true', 'false']).default('false'),
   WORKER_POLL_MS: positiveInt.default(1000),

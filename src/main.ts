@@ -95,6 +95,7 @@ async function serve(config: Config, withWorker: boolean, banner?: () => Promise
       console.log('[lms] worker stopped');
     }
     await deps.mailer.close();
+    await deps.cache.close?.();
     await deps.database.close();
     console.log('[lms] database closed');
     await closeLast?.();
@@ -112,6 +113,7 @@ async function runWorker(config: Config) {
   onShutdown(async () => {
     await worker.stop();
     await deps.mailer.close();
+    await deps.cache.close?.();
     await deps.database.close();
   });
 }

@@ -23,6 +23,7 @@ import { announcementsModule } from './announcements/announcements.routes.js';
 import { discussionsModule } from './discussions/discussions.routes.js';
 import { reviewsModule } from './reviews/reviews.routes.js';
 import { auditModule } from './audit/audit.routes.js';
+import { analyticsModule } from './analytics/analytics.routes.js';
 import { cronModule } from './cron/cron.routes.js';
 import { devModule } from './dev/dev.routes.js';
 
@@ -55,6 +56,7 @@ export const modules: AppModule[] = [
   discussionsModule,
   reviewsModule,
   auditModule,
+  analyticsModule,
   cronModule,
   devModule,
 ];

@@ -4,7 +4,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { Deps } from './context.js';
 import { openDatabase, type Database } from './db/client.js';
 import { createCrmClient } from './crm/client.js';
-import { createCrmCache } from './crm/cache.js';
+import { createCrmCache, type CrmCache } from './crm/cache.js';
 import type { CrmClient } from './crm/types.js';
 import { createStorage } from './storage/index.js';
 import { STORAGE_URL_KEY_INFO } from './storage/signed-urls.js';
@@ -23,6 +23,7 @@ export interface DepsOverrides {
   mailer?: Mailer;
   push?: PushSender;
   recorder?: RecorderClient;
+  cache?: CrmCache;
 }
 
 /** Opens the database and builds every collaborator from configuration. */
@@ -61,5 +62,6 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       timeoutMs: config.RECORDING_TIMEOUT_MS,
       connectTimeoutMs: config.RECORDING_CONNECT_TIMEOUT_MS,
     });
-  return { config, database, clock, crm, storage, log, mailer, push, recorder };
+  const cache = overrides.cache ?? createCrmCache({ redisUrl: config.REDIS_URL, clock, prefix: 'lms:cache:', log });
+  return { config, database, clock, crm, storage, log, mailer, push, recorder, cache };
 }

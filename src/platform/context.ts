@@ -8,6 +8,7 @@ import type { Logger } from './logger.js';
 import type { Mailer } from './mail/mailer.js';
 import type { PushSender } from './push/push.js';
 import type { RecorderClient } from './recorder/client.js';
+import type { CrmCache } from './crm/cache.js';
 
 export type { Logger } from './logger.js';
 
@@ -25,6 +26,11 @@ export interface Deps {
   push: PushSender;
   /** The external cloud recorder of live sessions (`RECORDING_API_URL`). */
   recorder: RecorderClient;
+  /**
+   * A read cache of derived data (analytics dashboards): the CRM cache's implementation, in
+   * memory per process, or Redis with `REDIS_URL` so replicas share it and its invalidations.
+   */
+  cache: CrmCache;
 }
 
 /** What a service call gets: the collaborators plus who is asking, in which tenant. */
@@ -37,6 +43,7 @@ export interface ServiceContext {
   crm: CrmClient;
   storage: Storage;
   recorder: RecorderClient;
+  cache: CrmCache;
   config: Config;
   log: Logger;
   actor: Session;
@@ -66,6 +73,7 @@ export function serviceContext(deps: Deps, actor: Session, log: Logger, requestI
     crm: deps.crm,
     storage: deps.storage,
     recorder: deps.recorder,
+    cache: deps.cache,
     config: deps.config,
     log,
     actor,

@@ -117,6 +117,8 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     RECORDING_WEBHOOK_SECRET: recorderSim.webhookSecret,
     RATE_LIMIT_READ: '100000',
     RATE_LIMIT_WRITE: '100000',
+    RATE_LIMIT_REPORT_RUN: '100000',
+    RATE_LIMIT_REPORT_EXPORT: '100000',
     // A response that does not match its schema fails the request (500), so the test fails.
     RESPONSE_VALIDATION: 'strict',
     // Tests mint long-lived tokens and move the clock by years; the lifetime cap has its own test.
@@ -186,6 +188,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
       await worker.stop();
       await app.close();
       await deps.recorder.close();
+      await deps.cache.close?.();
       if (!opts.mailer) await mailer.close();
       await database.close();
       await crmSim.close();

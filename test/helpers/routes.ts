@@ -83,6 +83,10 @@ export interface Fixture {
   /** The student's discussion thread in the course, and their reply in it. */
   discussionId: string;
   replyId: string;
+  /** A PRIVATE saved report of the admin (its name is a planted secret), with a schedule and an alert. */
+  reportId: string;
+  scheduleId: string;
+  alertId: string;
   /** Strings planted in the owner's records; no response to another user may contain them. */
   secrets: string[];
 }
@@ -142,6 +146,8 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
     `secret-quiz-attempt-${tag}`,
     // The text of a reply its author deleted: no answer to anyone may contain it.
     `secret-deleted-reply-${tag}`,
+    // The name of the admin's private saved report.
+    `secret-report-${tag}`,
   ];
 
   const okData = async (res: { status: number; raw: string; body: any }, status: number) => {
@@ -257,7 +263,35 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
   await okData(await t.request('DELETE', `/api/discussion-replies/${deleted.id}`, { token: student }), 200);
   await okData(await t.request('POST', '/api/reviews', { token: student, body: { courseId: course.id, rating: 4, comment: 'Clear and useful' } }), 201);
 
+  const report = await okData(
+    await t.request('POST', '/api/analytics/reports', {
+      token: admin,
+      body: {
+        name: secrets[7],
+        visibility: 'PRIVATE',
+        definition: {
+          entity: 'enrollments',
+          groupBy: ['course.title'],
+          aggregates: [{ fn: 'avg', field: 'progress', as: 'avgProgress' }],
+          filters: [{ field: 'courseId', op: 'eq', value: course.id }],
+        },
+      },
+    }),
+    201,
+  );
+  const schedule = await okData(
+    await t.request('POST', `/api/analytics/reports/${report.id}/schedules`, { token: admin, body: { cadence: 'DAILY', time: '07:00', format: 'CSV' } }),
+    201,
+  );
+  const alert = await okData(
+    await t.request('POST', `/api/analytics/reports/${report.id}/alerts`, { token: admin, body: { name: `Alert ${tag}`, metric: 'avgProgress', comparison: 'lt', threshold: 10 } }),
+    201,
+  );
+
   return {
+    reportId: report.id,
+    scheduleId: schedule.id,
+    alertId: alert.id,
     institutionId,
     assignmentId: assignmentLesson.id,
     submissionId: submission.id,
@@ -308,6 +342,9 @@ const BY_SEGMENT: Record<string, (f: Fixture) => string> = {
   'announcements/{id}': (f) => f.announcementId,
   'discussions/{id}': (f) => f.discussionId,
   'discussion-replies/{id}': (f) => f.replyId,
+  'reports/{id}': (f) => f.reportId,
+  'schedules/{id}': (f) => f.scheduleId,
+  'alerts/{id}': (f) => f.alertId,
 };
 const BY_NAME: Record<string, (f: Fixture) => string> = {
   courseId: (f) => f.courseId,
@@ -366,6 +403,7 @@ const ID_HINTS: Record<string, keyof Fixture> = {
   fileId: 'fileId',
   submissionId: 'submissionId',
   parentReplyId: 'replyId',
+  reportId: 'reportId',
 };
 
 /**

@@ -54,7 +54,7 @@ describe('summaries', () => {
 
   it('report-schedules reports the schedules it ran and the alerts it evaluated', async () => {
     const res = await t.request('GET', '/api/cron/report-schedules', { headers: cron });
-    expect(res.body.data).toEqual({ at: t.clock.now().toISOString(), schedulesRun: 0, alertsEvaluated: 0, alertsFired: 0 });
+    expect(res.body.data).toEqual({ at: t.clock.now().toISOString(), schedulesRun: 0, alertsEvaluated: 0, alertsFired: 0, alertsCleared: 0 });
   });
 
   it("analytics-snapshot writes one row per institution and local day with today's metrics, also when run twice at once", async () => {

@@ -553,6 +553,7 @@ describe('module wiring', () => {
       mailer: {} as Deps['mailer'],
       push: {} as Deps['push'],
       recorder: {} as Deps['recorder'],
+      cache: {} as Deps['cache'],
     }) as Deps;
 
   it('every defined job has exactly one handler, from the module list or the queue', () => {

@@ -27,6 +27,14 @@ import { peerReviews, type PeerReview } from '../assignments/assignments.tables.
 import { liveSessions, type LiveSession } from '../live-sessions/live-sessions.tables.js';
 import { announcements, type Announcement } from '../announcements/announcements.tables.js';
 import { discussionReplies, discussionThreads, type DiscussionReply, type DiscussionThread } from '../discussions/discussions.tables.js';
+import {
+  analyticsReportAlerts,
+  analyticsReports,
+  analyticsReportSchedules,
+  type AnalyticsReport,
+  type AnalyticsReportAlert,
+  type AnalyticsReportSchedule,
+} from '../analytics/analytics.tables.js';
 
 export interface LessonAccess {
   lesson: Lesson;
@@ -337,6 +345,34 @@ function requirePostAuthor(ctx: ServiceContext, post: { authorId: string; delete
   if (post.authorId !== ctx.actor.personId) throw forbidden(`Only the author may change this ${what.toLowerCase()}`);
 }
 
+/**
+ * Analytics is for the institution's staff: the TEACHER and ADMIN roles (not the
+ * canManageCourses claim alone, which is about authoring). A teacher reports on the whole
+ * institution, as course staff already see every course's enrollments and grades.
+ */
+function requireAnalyticsStaff(ctx: ServiceContext) {
+  if (ctx.actor.role !== 'TEACHER' && ctx.actor.role !== 'ADMIN') throw forbidden('Analytics is available to teachers and administrators');
+}
+
+/** A saved report the caller may see: their own, a SHARED one, or any for ADMIN; anyone else 404. */
+async function viewReport(ctx: ServiceContext, reportId: string): Promise<AnalyticsReport> {
+  requireAnalyticsStaff(ctx);
+  const [report] = await ctx.db
+    .select()
+    .from(analyticsReports)
+    .where(byId(ctx, analyticsReports, reportId))
+    .limit(1);
+  if (!report || !(report.ownerId === ctx.actor.personId || report.visibility === 'SHARED' || isAdmin(ctx.actor))) throw notFound('Report');
+  return report;
+}
+
+/** Change a saved report (and its schedules and alerts): its owner or ADMIN; other staff who see it 403. */
+async function editReport(ctx: ServiceContext, reportId: string): Promise<AnalyticsReport> {
+  const report = await viewReport(ctx, reportId);
+  if (!isOwnerOrAdmin(ctx.actor, report.ownerId)) throw forbidden('Only the owner of this report or an administrator may change it');
+  return report;
+}
+
 /** The rules, by action. Each takes its target and returns what it loaded. */
 const rules = {
   /** Create courses and categories: canManageCourses. */
@@ -543,6 +579,53 @@ const rules = {
     if (admits(enrollment)) return { course, enrollment };
     if (course.status !== 'PUBLISHED' && !enrollment && !canManageCourses(ctx.actor)) throw notFound('Course');
     throw new AppError('ENROLLMENT_REQUIRED', 'Only students enrolled in this course (active or completed) may review it');
+  },
+  /** Run, export and save reports, read the entity registry: TEACHER or ADMIN. */
+  'analytics.use': async (ctx: ServiceContext, _target: null) => {
+    requireAnalyticsStaff(ctx);
+    return null;
+  },
+  /** The revenue dashboard: ADMIN (403 for anyone else). */
+  'analytics.revenue': async (ctx: ServiceContext, _target: null) => {
+    if (!isAdmin(ctx.actor)) throw forbidden('The revenue dashboard is for administrators');
+    return null;
+  },
+  /** The analytics of one course: TEACHER or ADMIN (403 before anything is loaded), any course of the institution (else 404). */
+  'analytics.course': async (ctx: ServiceContext, courseId: string) => {
+    requireAnalyticsStaff(ctx);
+    return loadCourse(ctx, courseId);
+  },
+  /** Read or run a saved report, list its schedules and alerts: its owner, any staff when SHARED, ADMIN; anyone else 404. */
+  'report.view': (ctx: ServiceContext, reportId: string) => viewReport(ctx, reportId),
+  /** Change or delete a saved report, add schedules and alerts to it: its owner or ADMIN (staff who see it: 403). */
+  'report.edit': (ctx: ServiceContext, reportId: string) => editReport(ctx, reportId),
+  /** Change or delete a schedule: as `report.edit` on its report. */
+  'reportSchedule.edit': async (ctx: ServiceContext, scheduleId: string): Promise<{ schedule: AnalyticsReportSchedule; report: AnalyticsReport }> => {
+    requireAnalyticsStaff(ctx);
+    const [schedule] = await ctx.db
+      .select()
+      .from(analyticsReportSchedules)
+      .where(byId(ctx, analyticsReportSchedules, scheduleId))
+      .limit(1);
+    if (!schedule) throw notFound('Schedule');
+    const report = await editReport(ctx, schedule.reportId).catch((err: unknown) => {
+      throw err instanceof AppError && err.code === 'NOT_FOUND' ? notFound('Schedule') : err;
+    });
+    return { schedule, report };
+  },
+  /** Change or delete an alert: as `report.edit` on its report. */
+  'reportAlert.edit': async (ctx: ServiceContext, alertId: string): Promise<{ alert: AnalyticsReportAlert; report: AnalyticsReport }> => {
+    requireAnalyticsStaff(ctx);
+    const [alert] = await ctx.db
+      .select()
+      .from(analyticsReportAlerts)
+      .where(byId(ctx, analyticsReportAlerts, alertId))
+      .limit(1);
+    if (!alert) throw notFound('Alert');
+    const report = await editReport(ctx, alert.reportId).catch((err: unknown) => {
+      throw err instanceof AppError && err.code === 'NOT_FOUND' ? notFound('Alert') : err;
+    });
+    return { alert, report };
   },
   /** Institution settings and CRM sync: ADMIN. */
   'institution.admin': async (ctx: ServiceContext, _target: null) => {

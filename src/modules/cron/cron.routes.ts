@@ -14,8 +14,14 @@ const remindersSchema = z.object({
   assignmentsDue: z.number().int(),
   remindersCreated: z.number().int(),
 });
-const schedulesSchema = z.object({ at: z.string(), schedulesRun: z.number().int(), alertsEvaluated: z.number().int(), alertsFired: z.number().int() });
-const snapshotSchema = z.object({ at: z.string(), institutions: z.number().int(), snapshotsWritten: z.number().int() });
+const schedulesSchema = z.object({
+  at: z.string(),
+  schedulesRun: z.number().int().describe('due schedule runs this call claimed and queued'),
+  alertsEvaluated: z.number().int(),
+  alertsFired: z.number().int().describe('alerts that crossed their threshold now (each notified once)'),
+  alertsCleared: z.number().int().describe('triggered alerts found back within their threshold'),
+});
+const snapshotSchema = z.object({ at: z.string(), institutions: z.number().int(), snapshotsWritten: z.number().int(), courseSnapshotsWritten: z.number().int() });
 
 /**
  * Spec 4.8: the hourly cron endpoints, called by the operator's scheduler with
@@ -50,6 +56,9 @@ const routes: ModuleRoutes = async (app, deps) => {
         security,
         operationId: 'cronReportSchedules',
         summary: 'Run due report schedules and evaluate alerts (hourly, minute 0)',
+        description:
+          'Each due schedule runs once per due time, also when this runs twice or concurrently (a conditional UPDATE of its next due time and a unique run key); ' +
+          'the worker e-mails its export. A missed due time runs once, not as a backlog. Alerts notify once per trigger.',
         response: { 200: envelope(schedulesSchema) },
       },
     },
@@ -65,7 +74,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         security,
         operationId: 'cronAnalyticsSnapshot',
         summary: "Fill today's metric snapshot of every institution (hourly, minute 30)",
-        description: 'One row per institution and local day, rewritten by each run of the day.',
+        description: 'One row per institution and local day, and one per course and day, rewritten by each run of the day; then the institution’s analytics cache is invalidated.',
         response: { 200: envelope(snapshotSchema) },
       },
     },

@@ -1,5 +1,7 @@
 import type { Deps } from '../../platform/context.js';
 import { takeDailySnapshots } from '../analytics/analytics.snapshot.js';
+import { runDueSchedules } from '../analytics/analytics.schedules.js';
+import { evaluateAlerts } from '../analytics/analytics.alerts.js';
 
 /** Spec 8: the reminder window is the next 24 hours. */
 export const REMINDER_WINDOW_MS = 24 * 3_600_000;
@@ -18,15 +20,19 @@ export async function sendAssignmentReminders(deps: Deps) {
 }
 
 /**
- * `report-schedules`: runs due report schedules and evaluates alerts. Saved reports, schedules
- * and alerts arrive with the analytics module (issue 16); until then nothing is due.
+ * `report-schedules`: claims each due report schedule once for its due time (a conditional
+ * UPDATE of its next due time, plus a unique run key) and enqueues its export e-mail, then
+ * evaluates every active alert (one notification per trigger, none again until it clears).
  */
 export async function runReportSchedules(deps: Deps) {
-  return { at: deps.clock.now().toISOString(), schedulesRun: 0, alertsEvaluated: 0, alertsFired: 0 };
+  const at = deps.clock.now().toISOString();
+  const schedulesRun = await runDueSchedules(deps);
+  const alerts = await evaluateAlerts(deps);
+  return { at, schedulesRun, alertsEvaluated: alerts.evaluated, alertsFired: alerts.fired, alertsCleared: alerts.cleared };
 }
 
 /** `analytics-snapshot`: today's metric snapshot of every institution (idempotent per day). */
 export async function runAnalyticsSnapshot(deps: Deps) {
-  const summary = await takeDailySnapshots({ db: deps.database.db, clock: deps.clock });
+  const summary = await takeDailySnapshots({ db: deps.database.db, clock: deps.clock, cache: deps.cache });
   return { at: deps.clock.now().toISOString(), ...summary };
 }

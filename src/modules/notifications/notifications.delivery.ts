@@ -1,7 +1,8 @@
 import { and, asc, eq, inArray, isNotNull, isNull, lte, sql } from 'drizzle-orm';
 import type { Deps } from '../../platform/context.js';
 import { isCrmError } from '../../platform/crm/client.js';
-import { MailError } from '../../platform/mail/mailer.js';
+import { MailError, type MailAttachment } from '../../platform/mail/mailer.js';
+import { isStorageError } from '../../platform/storage/types.js';
 import type { PushDevice } from '../../platform/push/push.js';
 import { institutionSlug } from '../institutions/institutions.service.js';
 import { absoluteActionUrl, renderHtml, renderText } from './notifications.render.js';
@@ -66,6 +67,21 @@ function addressBook(deps: Deps, institutionId: string) {
 }
 
 const textWithLink = (message: string, link: string | null) => (link ? `${message}\n\n${link}` : message);
+
+/** The row's attachments read from storage; a file that is gone can never be sent. */
+async function attachmentsOf(deps: Deps, row: NotificationRow): Promise<MailAttachment[] | undefined> {
+  if (!row.attachments?.length) return undefined;
+  return Promise.all(
+    row.attachments.map(async (a) => {
+      try {
+        return { filename: a.fileName, content: await deps.storage.get(a.key), contentType: a.contentType };
+      } catch (err) {
+        if (isStorageError(err, 'NOT_FOUND')) throw new PermanentDeliveryError('attachment_missing');
+        throw new TransientDeliveryError('storage_unavailable');
+      }
+    }),
+  );
+}
 
 /** Mark one row SENT: only while PENDING, so a row is recorded sent once whoever races. */
 async function markSent(deps: Deps, ids: string[]) {
@@ -183,8 +199,9 @@ export async function deliverBatch(deps: Deps, payload: { institutionId: string;
         async () => {
           const to = await emailOf(row.recipientId);
           const link = absoluteActionUrl(row.actionUrl, deps.config.publicBaseUrl);
+          const attachments = await attachmentsOf(deps, row);
           await deps.mailer
-            .send({ to, subject: row.title, text: textWithLink(row.message, link), html: row.html ?? undefined, messageId: `<${row.id}@lms>` })
+            .send({ to, subject: row.title, text: textWithLink(row.message, link), html: row.html ?? undefined, messageId: `<${row.id}@lms>`, attachments })
             .catch((err: unknown) => {
               throw mailFailure(err);
             });

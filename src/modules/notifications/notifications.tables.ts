@@ -14,6 +14,14 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
  * marks them SENT or FAILED. Rows of one `notify()` call share `batch_id` in chunks, and the
  * worker's `notifications.deliver` job works one batch.
  */
+/** A stored object an e-mail carries as an attachment. */
+export interface NotificationAttachment {
+  /** Storage key of the object. */
+  key: string;
+  fileName: string;
+  contentType: string;
+}
+
 export const notifications = pgTable(
   'notifications',
   {
@@ -37,6 +45,8 @@ export const notifications = pgTable(
     /** A row held for a digest: when its digest is due (the recipient's digest time). */
     digestDueAt: ts('digest_due_at'),
     batchId: text('batch_id'),
+    /** E-mail rows: stored files sent as attachments (a scheduled report's export). */
+    attachments: jsonb('attachments').$type<NotificationAttachment[]>(),
     /** Makes a notification idempotent per recipient, key and channel (the reminder cron). */
     dedupeKey: text('dedupe_key'),
     attempts: integer('attempts').notNull().default(0),

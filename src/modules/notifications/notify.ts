@@ -8,7 +8,14 @@ import { getSettings } from '../institutions/institutions.service.js';
 import { CHANNELS, definitionOf, preferenceKeyOf, type Channel, type Frequency, type NotificationDefinition } from './notifications.definitions.js';
 import { DEFAULT_DAILY_TIME, DEFAULT_WEEKLY_DAY, DEFAULT_WEEKLY_TIME, digestKindOf, nextDigestAt, type DigestKind, type DigestTimes } from './notifications.digest-times.js';
 import { absoluteActionUrl, renderHtml, renderText } from './notifications.render.js';
-import { notificationDevices, notificationDigestSettings, notificationPreferences, notificationTemplates, type DeliveryStatus } from './notifications.tables.js';
+import {
+  notificationDevices,
+  notificationDigestSettings,
+  notificationPreferences,
+  notificationTemplates,
+  type DeliveryStatus,
+  type NotificationAttachment,
+} from './notifications.tables.js';
 
 export interface NotifyInput {
   institutionId: string;
@@ -24,6 +31,8 @@ export interface NotifyInput {
   forceImmediate?: boolean;
   /** At most one notification per recipient, key and channel with this value, however often notify runs. */
   dedupeKey?: string;
+  /** Stored files the e-mail carries (e-mail rows only; the worker reads them from storage when it sends). */
+  attachments?: NotificationAttachment[];
 }
 
 /** What notify needs: the transaction of the change (or the database), the clock, and the service address. */
@@ -207,7 +216,20 @@ export async function notify(scope: NotifyScope, input: NotifyInput): Promise<No
       });
     });
 
-    const inserted = await insertRows(db, { institutionId, definition, rendered, actionUrl: storedActionUrl, metadata, dedupeKey: input.dedupeKey ?? null, now }, planned);
+    const inserted = await insertRows(
+      db,
+      {
+        institutionId,
+        definition,
+        rendered,
+        actionUrl: storedActionUrl,
+        metadata,
+        dedupeKey: input.dedupeKey ?? null,
+        attachments: input.attachments?.length ? input.attachments : null,
+        now,
+      },
+      planned,
+    );
     rows += inserted.length;
     const liveBatches = [...new Set(inserted.filter((r) => r.batch_id).map((r) => r.batch_id as string))];
     batches += await enqueueMany(
@@ -240,6 +262,7 @@ interface Constants {
   actionUrl: string | null;
   metadata: Record<string, unknown>;
   dedupeKey: string | null;
+  attachments: NotificationAttachment[] | null;
   now: Date;
 }
 
@@ -254,10 +277,11 @@ async function insertRows(db: DbOrTx, c: Constants, planned: PlannedRow[]) {
     db,
     sql`
     insert into notifications (institution_id, id, recipient_id, key, category, channel, status, failure_reason,
-      title, message, html, action_url, metadata, frequency, digest_due_at, batch_id, dedupe_key, created_at, updated_at)
+      title, message, html, action_url, metadata, frequency, digest_due_at, batch_id, dedupe_key, attachments, created_at, updated_at)
     select ${c.institutionId}, u.id, u.recipient, ${c.definition.key}, ${c.definition.category}, u.channel, u.status, u.reason,
       (${titles}::text[])[u.ci], (${messages}::text[])[u.ci], (${htmls}::text[])[u.ci], ${c.actionUrl}, ${JSON.stringify(c.metadata)}::jsonb,
-      u.frequency, u.due, u.batch, ${c.dedupeKey}, ${now}::timestamptz, ${now}::timestamptz
+      u.frequency, u.due, u.batch, ${c.dedupeKey}, case when u.channel = 'email' then ${c.attachments ? JSON.stringify(c.attachments) : null}::jsonb end,
+      ${now}::timestamptz, ${now}::timestamptz
     from unnest(${col((r) => r.id)}::text[], ${col((r) => r.recipient)}::text[], ${col((r) => r.channel)}::text[],
       ${col((r) => r.status)}::text[], ${col((r) => r.reason)}::text[], ${col((r) => CHANNELS.indexOf(r.channel) + 1)}::int[],
       ${col((r) => r.frequency)}::text[], ${col((r) => r.digestDueAt)}::timestamptz[], ${col((r) => r.batchId)}::text[])

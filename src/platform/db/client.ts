@@ -26,6 +26,14 @@ export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../../drizzle', impor
 export interface Database {
   db: Db;
   driver: 'pglite' | 'pg';
+  /**
+   * PostgreSQL only: the rows of a query through a server-side cursor (`DECLARE … CURSOR`), in a
+   * read-only transaction on a connection of its own, `batchSize` rows at a time, each FETCH
+   * under `statementTimeoutMs`. Stopping the iteration early closes the cursor and frees the
+   * connection. PGlite has one connection (a transaction would stop every other query), so
+   * callers page there instead.
+   */
+  cursor?: (query: { sql: string; params: unknown[] }, opts: { batchSize: number; statementTimeoutMs: number }) => AsyncGenerator<Record<string, unknown>[]>;
   ping(): Promise<void>;
   migrate(): Promise<void>;
   close(): Promise<void>;
@@ -56,6 +64,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     return {
       db,
       driver: 'pg',
+      cursor: (query, cursorOpts) => pgCursor(pool, query, cursorOpts),
       ping: async () => void (await pool.query('select 1')),
       migrate: async () => migratePg(db as never, { migrationsFolder: MIGRATIONS_FOLDER }),
       close: async () => pool.end(),
@@ -78,6 +87,29 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       if (!lite.closed) await lite.close();
     },
   };
+}
+
+async function* pgCursor(pool: pg.Pool, query: { sql: string; params: unknown[] }, opts: { batchSize: number; statementTimeoutMs: number }) {
+  const client = await pool.connect();
+  let done = false;
+  let broken: Error | undefined;
+  try {
+    await client.query('begin read only');
+    await client.query(`set local statement_timeout = ${Math.max(1, Math.trunc(opts.statementTimeoutMs))}`);
+    await client.query(`declare lms_cursor no scroll cursor for ${query.sql}`, query.params as unknown[]);
+    const fetch = `fetch forward ${Math.max(1, Math.trunc(opts.batchSize))} from lms_cursor`;
+    for (;;) {
+      const res = await client.query<Record<string, unknown>>(fetch);
+      if (res.rows.length > 0) yield res.rows;
+      if (res.rows.length < opts.batchSize) break;
+    }
+    await client.query('commit');
+    done = true;
+  } finally {
+    // Stopped early (the consumer returned) or failed: end the transaction before the connection goes back.
+    if (!done) await client.query('rollback').catch((err: Error) => (broken = err));
+    client.release(broken);
+  }
 }
 
 /** Rows of a raw query, whichever driver ran it. */

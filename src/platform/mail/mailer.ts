@@ -18,6 +18,14 @@ export interface MailMessage {
   /** RFC 5322 Message-ID to set, e.g. `<deliveryId@lms>` (lets receivers dedupe) */
   messageId?: string;
   headers?: Record<string, string>;
+  /** Files attached to the message (a scheduled report's export). */
+  attachments?: MailAttachment[];
+}
+
+export interface MailAttachment {
+  filename: string;
+  content: Buffer;
+  contentType: string;
 }
 
 export interface Mailer {
@@ -100,6 +108,7 @@ function mailOptions(msg: MailMessage, to: string, from: string) {
     ...(msg.html !== undefined ? { html: msg.html } : {}),
     ...(msg.messageId ? { messageId: msg.messageId } : {}),
     ...(msg.headers ? { headers: msg.headers } : {}),
+    ...(msg.attachments?.length ? { attachments: msg.attachments.map((a) => ({ filename: a.filename, content: a.content, contentType: a.contentType })) } : {}),
   };
 }
 

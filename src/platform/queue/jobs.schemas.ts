@@ -84,6 +84,12 @@ export const jobDefinitions = defineJobs({
     timeoutMs: 5 * 60_000,
     maxAttempts: 8,
   },
+  /** Export a due report schedule's run to storage and e-mail it (REPORT_SCHEDULED with the file attached). */
+  'analytics.sendScheduledReport': {
+    payload: z.object({ institutionId: z.string().min(1), runId: z.string().min(1) }),
+    timeoutMs: 10 * 60_000,
+    maxAttempts: 4,
+  },
   [QUEUE_MAINTENANCE_JOB]: {
     payload: z.object({}),
     timeoutMs: 10 * 60_000,
