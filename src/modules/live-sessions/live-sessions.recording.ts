@@ -11,8 +11,8 @@ import { and, eq, inArray } from 'drizzle-orm';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import { withTx, type Logger, type ServiceContext } from '../../platform/context.js';
-import type { Db } from '../../platform/db/client.js';
-import { byId, sameTenantRef, type TenantScope } from '../../platform/db/tenancy.js';
+import type { DbOrTx } from '../../platform/db/client.js';
+import { byId, inTenant, sameTenantRef, type TenantScope } from '../../platform/db/tenancy.js';
 import { iso } from '../../platform/dto.js';
 import { AppError, conflict, notFound, validationError } from '../../platform/http/errors.js';
 import { enqueue } from '../../platform/queue/queue.js';
@@ -159,7 +159,7 @@ export async function stopActiveRecording(ctx: ServiceContext, id: string, opts:
 // ── webhook ──────────────────────────────────────────────────────────────────
 
 export interface WebhookScope {
-  db: Db;
+  db: DbOrTx;
   clock: Clock;
   log: Logger;
 }
@@ -200,15 +200,15 @@ export async function handleRecordingWebhook(scope: WebhookScope, input: Webhook
   }
   if (input.event !== 'recording_uploaded') return ignored(session.recordingStatus, 'unknown_event');
 
-  const ready = await scope.db.transaction(async (tx) => {
-    const [row] = await tx
+  const ready = await withTx(scope, async ({ db }) => {
+    const [row] = await db
       .update(liveSessions)
       .set({ recordingStatus: 'READY', recordingUrl: input.recordingUrl!, recordingDuration: input.duration === undefined ? null : Math.round(input.duration), updatedAt: now })
       .where(processing)
       .returning();
     if (!row) return null;
     await enqueue(
-      tx,
+      db,
       scope.clock,
       'liveSessions.recordingReady',
       { institutionId: row.institutionId, sessionId: row.id, recordingUrl: row.recordingUrl!, recordingStartedAt: iso(row.recordingStartedAt) },
@@ -226,39 +226,36 @@ export async function handleRecordingWebhook(scope: WebhookScope, input: Webhook
  * key names the recording, so a retried job sends nothing twice.
  */
 export async function sendRecordingReady(
-  scope: { db: Db; clock: Clock; config: Pick<Config, 'publicBaseUrl'> },
+  scope: { db: DbOrTx; clock: Clock; config: Pick<Config, 'publicBaseUrl'> },
   payload: { institutionId: string; sessionId: string; recordingUrl: string; recordingStartedAt: string | null },
 ) {
   const tenant = { institutionId: payload.institutionId };
-  return scope.db.transaction(async (tx) => {
-    const [row] = await tx
+  return withTx(scope, async (tx) => {
+    const [row] = await tx.db
       .select({ session: liveSessions, course: courses })
       .from(liveSessions)
       .innerJoin(courses, sameTenantRef(liveSessions.courseId, liveSessions.institutionId, courses))
       .where(byId(tenant, liveSessions, payload.sessionId))
       .limit(1);
-    if (!row) return { recipients: 0, rows: 0, batches: 0 }; // deleted since
-    const roster = await tx
+    if (!row) return { recipients: 0, rows: 0, newRecipients: 0, batches: 0 }; // deleted since
+    const roster = await tx.db
       .select({ studentId: enrollments.studentId })
       .from(enrollments)
-      .where(and(eq(enrollments.institutionId, payload.institutionId), eq(enrollments.courseId, row.session.courseId), inArray(enrollments.status, [...ROSTER_STATUSES])));
-    return notify(
-      { db: tx, clock: scope.clock, config: scope.config, inTx: true },
-      {
-        institutionId: payload.institutionId,
-        key: 'LIVE_CLASS_RECORDING_READY',
-        recipients: roster.map((r) => r.studentId),
-        metadata: {
-          sessionId: row.session.id,
-          courseId: row.course.id,
-          title: row.session.title,
-          courseTitle: row.course.title,
-          recordingUrl: payload.recordingUrl,
-          recordingDuration: row.session.recordingDuration,
-        },
-        actionUrl: sessionPath(row.session.id),
-        dedupeKey: `live-recording:${row.session.id}:${payload.recordingStartedAt ?? 'none'}`,
+      .where(and(inTenant(tenant, enrollments), eq(enrollments.courseId, row.session.courseId), inArray(enrollments.status, [...ROSTER_STATUSES])));
+    return notify(tx, {
+      institutionId: payload.institutionId,
+      key: 'LIVE_CLASS_RECORDING_READY',
+      recipients: roster.map((r) => r.studentId),
+      metadata: {
+        sessionId: row.session.id,
+        courseId: row.course.id,
+        title: row.session.title,
+        courseTitle: row.course.title,
+        recordingUrl: payload.recordingUrl,
+        recordingDuration: row.session.recordingDuration,
       },
-    );
+      actionUrl: sessionPath(row.session.id),
+      dedupeKey: `live-recording:${row.session.id}:${payload.recordingStartedAt ?? 'none'}`,
+    });
   });
 }
