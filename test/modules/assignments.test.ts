@@ -51,7 +51,7 @@ const rubric = {
   ],
 };
 
-async function setup(opts: { peer?: number; rubric?: boolean; allowLate?: boolean; passingScore?: number; enrolled?: string[] } = {}) {
+async function setup(opts: { peer?: number; rubric?: boolean; allowLate?: boolean; passingScore?: number; maxScore?: number; enrolled?: string[] } = {}) {
   const course = await createCourse(t, { title: 'Biology 101', ownerId: DEMO_TEACHER_ID });
   const lesson = await createLesson(t, { courseId: course.id, type: 'ASSIGNMENT', title: 'Essay' });
   for (const id of opts.enrolled ?? STUDENTS) await enroll(t, { courseId: course.id, studentId: id });
@@ -60,7 +60,7 @@ async function setup(opts: { peer?: number; rubric?: boolean; allowLate?: boolea
     body: {
       title: 'Cell essay',
       instructions: 'Write 500 words on cells.',
-      maxScore: 10,
+      maxScore: opts.maxScore ?? 10,
       passingScore: opts.passingScore,
       dueDate: DUE,
       allowLate: opts.allowLate ?? false,
@@ -288,6 +288,97 @@ describe('reviewer allocation', () => {
   });
 });
 
+describe('reviewer allocation after reviews were started', () => {
+  /** Every submission has at least n reviewers, none its author, none twice; loads within one; everyone who submitted reviews. */
+  async function expectPinnedRule(lessonId: string, n: number) {
+    const reviews = await t.db.select().from(peerReviews).where(eq(peerReviews.assignmentId, lessonId));
+    const subs = await t.db.select().from(submissions).where(eq(submissions.assignmentId, lessonId));
+    for (const s of subs) {
+      const mine = reviews.filter((r) => r.submissionId === s.id);
+      expect(mine.length, `reviewers of ${s.studentId}`).toBeGreaterThanOrEqual(n);
+      expect(mine.some((r) => r.reviewerId === s.studentId)).toBe(false);
+      expect(new Set(mine.map((r) => r.reviewerId)).size).toBe(mine.length);
+    }
+    const loads = subs.map((s) => reviews.filter((r) => r.reviewerId === s.studentId).length);
+    expect(Math.max(...loads) - Math.min(...loads), `loads ${loads}`).toBeLessThanOrEqual(1);
+    expect(Math.min(...loads)).toBeGreaterThan(0);
+    return { reviews, subs };
+  }
+
+  it('N = 1: A and B review each other and submit; C submits late and still gets a reviewer and a review to do', async () => {
+    const [a, b, c] = STUDENTS as [string, string, string];
+    const { lesson, assignment } = await setup({ peer: 1, rubric: true, enrolled: [a, b, c] });
+    await submitAs(a, lesson.id);
+    await submitAs(b, lesson.id);
+    const first = await t.db.select().from(peerReviews).where(eq(peerReviews.assignmentId, lesson.id));
+    expect(first).toHaveLength(2);
+    for (const r of first) {
+      const res = await t.request('POST', `/api/peer-reviews/${r.id}/submit`, { token: tok(r.reviewerId), body: { rubricScores: fullScores(assignment, 5, 3) } });
+      expect(res.status, res.raw).toBe(200);
+    }
+    expect((await submitAs(c, lesson.id)).status).toBe(201);
+    const { reviews, subs } = await expectPinnedRule(lesson.id, 1);
+    const subC = subs.find((s) => s.studentId === c)!;
+    expect(reviews.filter((r) => r.submissionId === subC.id)).toHaveLength(1);
+    // The finished reviews stayed where they were.
+    for (const r of first) expect(reviews.find((x) => x.id === r.id)).toMatchObject({ reviewerId: r.reviewerId, status: 'SUBMITTED' });
+    // C is told and sees the review in their queue, anonymously.
+    expect(await notificationsOf(c, 'PEER_REVIEW_ASSIGNED')).toHaveLength(1);
+    const queue = await t.request('GET', '/api/me/peer-reviews', { token: tok(c) });
+    expect(queue.body.data.pendingCount).toBe(1);
+    const mine = queue.body.data.reviews[0];
+    expect(await t.request('POST', `/api/peer-reviews/${mine.id}/submit`, { token: tok(c), body: { rubricScores: fullScores(assignment, 6, 4) } })).toMatchObject({ status: 200 });
+  });
+
+  it('N = 2: drafted reviews are never moved; a late submitter gets duties through extra reviews, and finalisation waits for them', async () => {
+    const [a, b, c, d] = STUDENTS as [string, string, string, string];
+    const { lesson, assignment } = await setup({ peer: 2, rubric: true, enrolled: [a, b, c, d] });
+    for (const id of [a, b, c]) await submitAs(id, lesson.id);
+    const first = await t.db.select().from(peerReviews).where(eq(peerReviews.assignmentId, lesson.id));
+    expect(first).toHaveLength(6);
+    for (const r of first) {
+      expect((await t.request('PATCH', `/api/peer-reviews/${r.id}`, { token: tok(r.reviewerId), body: { feedback: `draft by ${r.reviewerId}` } })).status).toBe(200);
+    }
+    expect((await submitAs(d, lesson.id)).status).toBe(201);
+    const { reviews, subs } = await expectPinnedRule(lesson.id, 2);
+    for (const r of first) expect(reviews.find((x) => x.id === r.id)).toMatchObject({ reviewerId: r.reviewerId, feedback: `draft by ${r.reviewerId}` });
+    const byD = reviews.filter((r) => r.reviewerId === d);
+    expect(byD.length).toBeGreaterThanOrEqual(1);
+
+    // A submission D reviews as an extra reviewer finalises only once D's review is in too.
+    const extra = byD[0]!;
+    const target = subs.find((s) => s.id === extra.submissionId)!;
+    const others = reviews.filter((r) => r.submissionId === target.id && r.reviewerId !== d);
+    for (const r of others) {
+      const res = await t.request('POST', `/api/peer-reviews/${r.id}/submit`, { token: tok(r.reviewerId), body: { rubricScores: fullScores(assignment, 6, 4) } });
+      expect(res.body.data.aggregate.finalisedNow).toBe(false);
+    }
+    const last = await t.request('POST', `/api/peer-reviews/${extra.id}/submit`, { token: tok(d), body: { rubricScores: fullScores(assignment, 3, 1) } });
+    const total = others.length * 10 + 4;
+    expect(last.body.data.aggregate).toMatchObject({
+      reviewsAssigned: others.length + 1,
+      finalisedNow: true,
+      peerScoreAverage: Math.round((total / (others.length + 1)) * 100) / 100,
+    });
+  });
+
+  it('many late submitters after everything was reviewed keep the rule', async () => {
+    const who = STUDENTS.slice(0, 7);
+    const { lesson, assignment } = await setup({ peer: 2, rubric: true, enrolled: who });
+    for (const id of who.slice(0, 3)) await submitAs(id, lesson.id);
+    for (const late of who.slice(3)) {
+      // Everything assigned so far is finished before the next one submits.
+      const open = await t.db
+        .select()
+        .from(peerReviews)
+        .where(and(eq(peerReviews.assignmentId, lesson.id), eq(peerReviews.status, 'PENDING')));
+      for (const r of open) await t.request('POST', `/api/peer-reviews/${r.id}/submit`, { token: tok(r.reviewerId), body: { rubricScores: fullScores(assignment, 4, 2) } });
+      expect((await submitAs(late, lesson.id)).status).toBe(201);
+      await expectPinnedRule(lesson.id, 2);
+    }
+  });
+});
+
 /** A peer-assessed assignment where `authors` submitted and every submission has its N reviewers. */
 async function peerSetup(n: number, authors: string[], withRubric = true) {
   const setupResult = await setup({ peer: n, rubric: withRubric, enrolled: authors });
@@ -415,6 +506,60 @@ describe('peer review: reviewer side', () => {
   });
 });
 
+describe('peer review: a review moved away mid-request', () => {
+  /**
+   * Runs `move(query)` right after the next query whose SQL matches, on the same connection (in
+   * the request's transaction): the review changes hands between the access check and the write,
+   * as when another transaction moves it at that moment. Hooks the driver's session class, since
+   * a transaction gets a session of its own.
+   */
+  function afterNextQuery(match: (sqlText: string) => boolean, move: (query: (text: string, params: unknown[]) => Promise<unknown>) => Promise<void>) {
+    const proto = Object.getPrototypeOf((t.db as any).session);
+    const original = proto.prepareQuery;
+    proto.prepareQuery = function (this: any, ...args: any[]) {
+      const prepared = original.apply(this, args);
+      if (!match(args[0].sql)) return prepared;
+      proto.prepareQuery = original;
+      const client = this.client;
+      const execute = prepared.execute.bind(prepared);
+      prepared.execute = async (...a: unknown[]) => {
+        const result = await execute(...a);
+        await move((text, params) => client.query(text, params));
+        return result;
+      };
+      return prepared;
+    };
+    return () => {
+      proto.prepareQuery = original;
+    };
+  }
+  const accessCheck = (sqlText: string) => /^select/i.test(sqlText) && sqlText.includes('from "peer_reviews"') && sqlText.includes('"reviewer_id" = $');
+
+  it.each(['submit', 'flag', 'draft'] as const)('%s by the former reviewer after the review moved to someone else: 404, and nothing is written', async (action) => {
+    const { assignment, reviews } = await peerSetup(1, STUDENTS.slice(0, 2));
+    const review = reviews[0]!;
+    const newcomer = STUDENTS[5]!;
+    const restore = afterNextQuery(accessCheck, async (query) => {
+      await query('update peer_reviews set reviewer_id = $1 where id = $2', [newcomer, review.id]);
+    });
+    try {
+      const token = tok(review.reviewerId);
+      const res =
+        action === 'submit'
+          ? await t.request('POST', `/api/peer-reviews/${review.id}/submit`, { token, body: { rubricScores: fullScores(assignment, 6, 4) } })
+          : action === 'flag'
+            ? await t.request('POST', `/api/peer-reviews/${review.id}/flag`, { token, body: { reason: 'Not my review anymore' } })
+            : await t.request('PATCH', `/api/peer-reviews/${review.id}`, { token, body: { feedback: 'late draft' } });
+      expectError(res, 404, 'NOT_FOUND');
+    } finally {
+      restore();
+    }
+    // Nothing was written for the former reviewer (the request's transaction, with the simulated move in it, rolled back).
+    const [row] = await t.db.select().from(peerReviews).where(eq(peerReviews.id, review.id));
+    expect(row).toMatchObject({ status: 'PENDING', score: null, feedback: null, flagReason: null, submittedAt: null });
+  });
+});
+
 describe('peer review: finalisation', () => {
   const peerGraded = (studentId: string) => notificationsOf(studentId, 'ASSESS_PEER_GRADED');
 
@@ -440,6 +585,27 @@ describe('peer review: finalisation', () => {
     expect(sent.filter((n) => n.channel === 'IN_APP')).toHaveLength(1);
     expect(sent.find((n) => n.channel === 'email')).toMatchObject({ status: 'PENDING', digestDueAt: null });
     expect((await peerGraded(target.studentId))[0]!.metadata).toMatchObject({ submissionId: target.id, score: 7 });
+  });
+
+  it('a rubric whose total differs from maxScore: review scores are rubric sums, the peer average is scaled to maxScore', async () => {
+    const [a, b] = STUDENTS as [string, string];
+    const { lesson, assignment } = await setup({ peer: 1, rubric: true, maxScore: 20, passingScore: 12, enrolled: [a, b] });
+    expect(assignment).toMatchObject({ maxScore: 20, rubric: { totalPoints: 10 } });
+    await submitAs(a, lesson.id);
+    await submitAs(b, lesson.id);
+    const reviews = await t.db.select().from(peerReviews).where(eq(peerReviews.assignmentId, lesson.id));
+    const ofB = reviews.find((r) => r.reviewerId === a)!;
+    const res = await t.request('POST', `/api/peer-reviews/${ofB.id}/submit`, { token: tok(a), body: { rubricScores: fullScores(assignment, 5, 3) } });
+    expect(res.body.data).toEqual({ status: 'SUBMITTED', score: 8, aggregate: { peerScoreAverage: 16, reviewsSubmitted: 1, reviewsAssigned: 1, finalisedNow: true } });
+    const [row] = await t.db.select().from(submissions).where(eq(submissions.id, ofB.submissionId));
+    expect(row).toMatchObject({ score: 16, peerScoreAverage: 16, status: 'GRADED' });
+    // 16 of 20 passes 12 and counts as 80 % on the lesson.
+    const [progress] = await t.db
+      .select()
+      .from(lessonProgress)
+      .where(and(eq(lessonProgress.lessonId, lesson.id), eq(lessonProgress.studentId, b)));
+    expect(progress).toMatchObject({ completed: true, score: 80 });
+    expect((await peerGraded(b))[0]!.metadata).toMatchObject({ score: 16, maxScore: 20 });
   });
 
   it('all reviews flagged: no peer score and no ASSESS_PEER_GRADED; the submission waits for the instructor', async () => {
