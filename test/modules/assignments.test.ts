@@ -12,7 +12,7 @@ import { expectError } from '../helpers/expect.js';
 import { notifications } from '../../src/modules/notifications/notifications.tables.js';
 import { peerReviews, submissions } from '../../src/modules/assignments/assignments.tables.js';
 import { planAllocation } from '../../src/modules/assignments/peer-allocation.js';
-import { lessonProgress } from '../../src/modules/enrollments/enrollments.tables.js';
+import { enrollments, lessonProgress } from '../../src/modules/enrollments/enrollments.tables.js';
 import { files } from '../../src/modules/files/files.tables.js';
 import { newId } from '../../src/platform/ids.js';
 import { rawRows } from '../../src/platform/db/client.js';
@@ -247,6 +247,54 @@ describe('submit and grade', () => {
   });
 });
 
+describe('grades on the lesson and the enrollment', () => {
+  const progressOf = async (lessonId: string, studentId: string) =>
+    (
+      await t.db
+        .select()
+        .from(lessonProgress)
+        .where(and(eq(lessonProgress.lessonId, lessonId), eq(lessonProgress.studentId, studentId)))
+    )[0];
+  const enrollmentOf = async (courseId: string, studentId: string) =>
+    (
+      await t.db
+        .select()
+        .from(enrollments)
+        .where(and(eq(enrollments.courseId, courseId), eq(enrollments.studentId, studentId)))
+    )[0];
+
+  it('a passing grade completes the course with the grade as finalScore; a regrade below the pass mark replaces the lesson score and the finalScore', async () => {
+    const a = STUDENTS[0]!;
+    const { lesson, course } = await setup({ enrolled: [a], passingScore: 6 });
+    const sub = (await submitAs(a, lesson.id)).body.data;
+    const grade = (score: number) => t.request('POST', `/api/assignments/${lesson.id}/grade`, { token: teacher, body: { submissionId: sub.id, score } });
+
+    expect((await grade(8)).status).toBe(200);
+    expect(await progressOf(lesson.id, a)).toMatchObject({ completed: true, score: 80 });
+    expect(await enrollmentOf(course.id, a)).toMatchObject({ status: 'COMPLETED', progress: 100, finalScore: 80 });
+    const listed = await t.request('GET', `/api/courses/${course.id}/enrollments`, { token: teacher });
+    expect(listed.body.data.find((e: any) => e.studentId === a)).toMatchObject({ status: 'COMPLETED', finalScore: 80 });
+
+    // The regrade below the pass mark: the lesson keeps its completion, its score and the final score follow.
+    expect((await grade(3)).status).toBe(200);
+    expect(await progressOf(lesson.id, a)).toMatchObject({ completed: true, score: 30 });
+    expect(await enrollmentOf(course.id, a)).toMatchObject({ status: 'COMPLETED', finalScore: 30 });
+
+    expect((await grade(9.5)).status).toBe(200);
+    expect(await progressOf(lesson.id, a)).toMatchObject({ score: 95 });
+    expect(await enrollmentOf(course.id, a)).toMatchObject({ finalScore: 95 });
+  });
+
+  it('a first grade below the pass mark records the score without completing the lesson', async () => {
+    const a = STUDENTS[1]!;
+    const { lesson, course } = await setup({ enrolled: [a], passingScore: 6 });
+    const sub = (await submitAs(a, lesson.id)).body.data;
+    await t.request('POST', `/api/assignments/${lesson.id}/grade`, { token: teacher, body: { submissionId: sub.id, score: 4 } });
+    expect(await progressOf(lesson.id, a)).toMatchObject({ completed: false, score: 40 });
+    expect(await enrollmentOf(course.id, a)).toMatchObject({ status: 'ACTIVE', finalScore: null });
+  });
+});
+
 describe('reviewer allocation', () => {
   it('plans N reviewers per submission once N + 1 have submitted, never the author, balanced within one', () => {
     const subs = (k: number) => Array.from({ length: k }, (_, i) => ({ submissionId: `s${i}`, studentId: `p${i}` }));
@@ -454,14 +502,45 @@ describe('peer review: reviewer side', () => {
     );
     expect(submitted.body.data).toEqual({ status: 'SUBMITTED', score: 8, aggregate: { peerScoreAverage: 8, reviewsSubmitted: 1, reviewsAssigned: 2, finalisedNow: false } });
     const other = reviews.find((r) => r.reviewerId === review.reviewerId && r.id !== review.id)!;
+    keep(await t.request('PATCH', `/api/v1/peer-reviews/${other.id}`, { token: reviewer, body: { feedback: 'Looks copied' } }));
     const flagged = keep(await t.request('POST', `/api/v1/peer-reviews/${other.id}/flag`, { token: reviewer, body: { reason: 'Copied from the web' } }));
     expect(flagged.body.data).toEqual({ status: 'FLAGGED' });
+    // The author's other reviewer works through the /api/v1 forms (bearer) too.
+    const second = reviews.find((r) => r.submissionId === review.submissionId && r.reviewerId !== review.reviewerId)!;
+    const secondToken = tok(second.reviewerId);
+    keep(await t.request('GET', '/api/v1/me/peer-reviews', { token: secondToken }));
+    keep(await t.request('GET', `/api/v1/peer-reviews/${second.id}`, { token: secondToken }));
+    const v1Draft = keep(await t.request('PATCH', `/api/v1/peer-reviews/${second.id}`, { token: secondToken, body: { feedback: 'v1 draft' } }));
+    expect(v1Draft.body.data).toMatchObject({ status: 'PENDING', feedback: 'v1 draft' });
+    const v1Submit = keep(await t.request('POST', `/api/v1/peer-reviews/${second.id}/submit`, { token: secondToken, body: { rubricScores: fullScores(assignment, 6, 4) } }));
+    expect(v1Submit.body.data).toMatchObject({ status: 'SUBMITTED', score: 10, aggregate: { reviewsSubmitted: 2, reviewsAssigned: 2, finalisedNow: true } });
 
     for (const raw of bodies) {
       for (const s of subs.filter((x) => x.studentId !== review.reviewerId)) expect(raw).not.toContain(s.studentId);
       expect(raw).not.toContain(authorName);
       expect(raw).not.toContain('essay.pdf');
     }
+  });
+
+  it('the queue filters by status: SUBMITTED, FLAGGED, a comma list; pendingCount counts PENDING whatever the filter', async () => {
+    const { assignment, reviews } = await peerSetup(2, STUDENTS.slice(0, 3));
+    const reviewer = reviews[0]!.reviewerId;
+    const [r1, r2] = reviews.filter((r) => r.reviewerId === reviewer) as [any, any];
+    const token = tok(reviewer);
+    const queue = async (status?: string) => {
+      const res = await t.request('GET', '/api/me/peer-reviews', { token, ...(status ? { query: { status } } : {}) });
+      expect(res.status, res.raw).toBe(200);
+      return { ids: res.body.data.reviews.map((r: any) => `${r.id}:${r.status}`).sort(), total: res.body.data.total, pending: res.body.data.pendingCount };
+    };
+    expect(await queue()).toEqual({ ids: [`${r1.id}:PENDING`, `${r2.id}:PENDING`].sort(), total: 2, pending: 2 });
+    await t.request('POST', `/api/peer-reviews/${r1.id}/submit`, { token, body: { rubricScores: fullScores(assignment, 4, 4) } });
+    await t.request('POST', `/api/peer-reviews/${r2.id}/flag`, { token, body: { reason: 'Empty essay' } });
+    expect(await queue()).toEqual({ ids: [], total: 0, pending: 0 });
+    expect(await queue('SUBMITTED')).toEqual({ ids: [`${r1.id}:SUBMITTED`], total: 1, pending: 0 });
+    expect(await queue('FLAGGED')).toEqual({ ids: [`${r2.id}:FLAGGED`], total: 1, pending: 0 });
+    expect(await queue('SUBMITTED,FLAGGED')).toEqual({ ids: [`${r1.id}:SUBMITTED`, `${r2.id}:FLAGGED`].sort(), total: 2, pending: 0 });
+    expect(await queue('PENDING,FLAGGED')).toEqual({ ids: [`${r2.id}:FLAGGED`], total: 1, pending: 0 });
+    expectError(await t.request('GET', '/api/me/peer-reviews', { token, query: { status: 'DONE' } }), 400, 'VALIDATION_ERROR');
   });
 
   it('only the assigned reviewer sees a review: the author, other students and staff get 404', async () => {
@@ -618,6 +697,59 @@ describe('peer review: finalisation', () => {
     expect(await peerGraded(target.studentId)).toEqual([]);
   });
 
+  it('a flag as the last review finalises with the average of the submitted ones, once', async () => {
+    const { assignment, reviews, subs } = await peerSetup(2, STUDENTS.slice(0, 3));
+    const target = subs[0]!;
+    const [first, last] = reviews.filter((r) => r.submissionId === target.id) as [any, any];
+    const one = await t.request('POST', `/api/peer-reviews/${first.id}/submit`, { token: tok(first.reviewerId), body: { rubricScores: fullScores(assignment, 4, 3) } });
+    expect(one.body.data.aggregate).toMatchObject({ peerScoreAverage: 7, finalisedNow: false });
+    const flag = await t.request('POST', `/api/peer-reviews/${last.id}/flag`, { token: tok(last.reviewerId), body: { reason: 'Parts are copied' } });
+    expect(flag.body).toEqual({ data: { status: 'FLAGGED' }, error: null });
+    const [row] = await t.db.select().from(submissions).where(eq(submissions.id, target.id));
+    expect(row).toMatchObject({ score: 7, status: 'GRADED', peerScoreAverage: 7, peerReviewsCompleted: 2, peerFinalisedAt: expect.any(Date) });
+    expect(await peerGraded(target.studentId)).toHaveLength(1);
+    expect((await peerGraded(target.studentId))[0]!.metadata).toMatchObject({ submissionId: target.id, score: 7 });
+  });
+
+  it('N = 2, every review flagged: no peer score, nothing sent to the author, the owner told of each flag', async () => {
+    const { reviews, subs } = await peerSetup(2, STUDENTS.slice(0, 3));
+    const target = subs[1]!;
+    const mine = reviews.filter((r) => r.submissionId === target.id);
+    expect(mine).toHaveLength(2);
+    for (const [i, r] of mine.entries()) {
+      const res = await t.request('POST', `/api/peer-reviews/${r.id}/flag`, { token: tok(r.reviewerId), body: { reason: `Flag number ${i}` } });
+      expect(res.status).toBe(200);
+    }
+    const [row] = await t.db.select().from(submissions).where(eq(submissions.id, target.id));
+    expect(row).toMatchObject({ score: null, peerScoreAverage: null, peerReviewsCompleted: 2, status: 'SUBMITTED', peerFinalisedAt: null });
+    expect(await peerGraded(target.studentId)).toEqual([]);
+    const flags = (await notificationsOf(DEMO_TEACHER_ID, 'TEACHER_NEW_SUBMISSION')).filter((n) => n.metadata.flagged === true && n.metadata.submissionId === target.id);
+    expect(flags.map((n) => n.metadata.reason).sort()).toEqual(['Flag number 0', 'Flag number 1']);
+    // The instructor grades it.
+    const graded = await t.request('POST', `/api/assignments/${target.assignmentId}/grade`, { token: teacher, body: { submissionId: target.id, score: 5 } });
+    expect(graded.body.data).toMatchObject({ status: 'GRADED', score: 5, instructorScore: 5, peerScoreAverage: null });
+  });
+
+  it('resubmission is refused (409) once a peer review of it was submitted or flagged; a draft does not stop it', async () => {
+    // N = 2, so one completed review does not finalise (a graded submission is refused anyway).
+    const { lesson, assignment, reviews, subs } = await peerSetup(2, STUDENTS.slice(0, 3));
+    const [s1, s2] = subs as [any, any];
+    const ofS1 = reviews.find((r) => r.submissionId === s1.id)!;
+    const ofS2 = reviews.find((r) => r.submissionId === s2.id)!;
+    await t.request('PATCH', `/api/peer-reviews/${ofS2.id}`, { token: tok(ofS2.reviewerId), body: { feedback: 'halfway' } });
+    expect((await submitAs(s2.studentId, lesson.id, { textContent: 'Second version' })).status).toBe(201);
+
+    await t.request('POST', `/api/peer-reviews/${ofS1.id}/submit`, { token: tok(ofS1.reviewerId), body: { rubricScores: fullScores(assignment, 3, 3) } });
+    const refused = await submitAs(s1.studentId, lesson.id, { textContent: 'Changed after review' });
+    expectError(refused, 409, 'CONFLICT');
+    expect(refused.body.error.details).toEqual({ submissionId: s1.id, reviewsCompleted: 1 });
+    const [row] = await t.db.select().from(submissions).where(eq(submissions.id, s1.id));
+    expect(row!.textContent).toBe(s1.textContent);
+
+    await t.request('POST', `/api/peer-reviews/${ofS2.id}/flag`, { token: tok(ofS2.reviewerId), body: { reason: 'Off topic' } });
+    expectError(await submitAs(s2.studentId, lesson.id, { textContent: 'Third version' }), 409, 'CONFLICT');
+  });
+
   it('an instructor grade before the last review stops finalisation; one after overrides the peer average', async () => {
     const { lesson, assignment, reviews, subs } = await peerSetup(1, STUDENTS.slice(0, 2));
     const [s1, s2] = subs as [any, any];
@@ -629,7 +761,8 @@ describe('peer review: finalisation', () => {
     expect((await t.db.select().from(submissions).where(eq(submissions.id, s1.id)))[0]).toMatchObject({ score: 9, instructorScore: 9, peerScoreAverage: 4 });
     expect(await peerGraded(s1.studentId)).toEqual([]);
 
-    await t.request('POST', `/api/peer-reviews/${r2.id}/submit`, { token: tok(r2.reviewerId), body: { rubricScores: fullScores(assignment, 5, 1) } });
+    const r2res = await t.request('POST', `/api/peer-reviews/${r2.id}/submit`, { token: tok(r2.reviewerId), body: { rubricScores: fullScores(assignment, 5, 1) } });
+    expect(r2res.status, r2res.raw).toBe(200);
     expect((await t.db.select().from(submissions).where(eq(submissions.id, s2.id)))[0]).toMatchObject({ score: 6, status: 'GRADED' });
     await t.request('POST', `/api/assignments/${lesson.id}/grade`, { token: teacher, body: { submissionId: s2.id, score: 2 } });
     expect((await t.db.select().from(submissions).where(eq(submissions.id, s2.id)))[0]).toMatchObject({ score: 2, instructorScore: 2, peerScoreAverage: 6 });

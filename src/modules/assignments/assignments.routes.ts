@@ -79,7 +79,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Submit (or resubmit) the caller’s work',
         description:
           'Text and/or files (`fileId` or `key` of files the caller registered through POST /api/files). After the due date: 400 unless the assignment allows late work ' +
-          '(then `isLate` is true). Resubmitting replaces an ungraded submission; after grading → 409 CONFLICT. On a peer-assessed assignment reviewers are allocated ' +
+          '(then `isLate` is true). Resubmitting replaces an ungraded submission; after grading, or once any peer review of it was submitted or flagged → 409 CONFLICT. ' +
+          'On a peer-assessed assignment reviewers are allocated ' +
           'once N + 1 students have submitted (N = peerReviewCount).',
         params: idParams,
         body: submitBody,

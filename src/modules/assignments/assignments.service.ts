@@ -11,7 +11,7 @@ import type { Course } from '../courses/courses.tables.js';
 import { files } from '../files/files.tables.js';
 import { institutionSlug } from '../institutions/institutions.service.js';
 import { notify } from '../notifications/notify.js';
-import { completeAssessedLesson } from '../progress/progress.service.js';
+import { completeAssessedLesson, recordAssessedScore } from '../progress/progress.service.js';
 import { allocateReviewers } from './peer-allocation.js';
 import { audit, changes as changedFields } from '../audit/audit.js';
 import {
@@ -237,7 +237,8 @@ async function resolveFiles(ctx: ServiceContext, input: NonNullable<SubmitInput[
 /**
  * POST /api/assignments/{id}/submit: a learner's submission (ACTIVE or COMPLETED enrollment,
  * the lesson open to them). Late ones are refused unless the assignment allows them; a
- * resubmission replaces an ungraded submission and is refused (409) once graded. On a
+ * resubmission replaces an ungraded submission and is refused (409) once graded, or once any
+ * peer review of it was submitted or flagged (the reviewers judged that work). On a
  * peer-assessed assignment, reviewers are allocated in the same transaction.
  */
 export async function submit(ctx: ServiceContext, id: string, body: SubmitInput) {
@@ -260,6 +261,13 @@ export async function submit(ctx: ServiceContext, id: string, body: SubmitInput)
     let row: Submission;
     if (existing) {
       if (existing.status === 'GRADED' || existing.instructorScore !== null) throw conflict('This submission has been graded and cannot be replaced');
+      // Reviews complete under this row's lock, so none can finish while the check holds.
+      const [reviewed] = await tx.db
+        .select({ n: count() })
+        .from(peerReviews)
+        .where(and(inTenant(tx, peerReviews), eq(peerReviews.submissionId, existing.id), inArray(peerReviews.status, ['SUBMITTED', 'FLAGGED'])));
+      if (reviewed!.n > 0)
+        throw conflict('Peers have already reviewed this submission, so it can no longer be replaced', { submissionId: existing.id, reviewsCompleted: reviewed!.n });
       [row] = (await tx.db
         .update(submissions)
         .set(content)
@@ -288,6 +296,17 @@ export async function submit(ctx: ServiceContext, id: string, body: SubmitInput)
 
 const percentOf = (score: number, max: number) => (max > 0 ? (score / max) * 100 : 0);
 const passes = (a: Assignment, score: number) => a.passingScore === null || score >= a.passingScore;
+
+/**
+ * The grade that counts, on the lesson: a pass completes it with the score as a percentage; a
+ * grade below the pass mark (also a regrade of a passed submission) only sets the lesson's
+ * score, so the enrollment's `finalScore` never keeps a grade that was replaced.
+ */
+async function scoreLesson(tx: ServiceContext, assignment: Assignment, course: Course, enrollmentId: string, score: number) {
+  const percent = percentOf(score, assignment.maxScore);
+  if (passes(assignment, score)) await completeAssessedLesson(tx, course, assignment.id, enrollmentId, percent);
+  else await recordAssessedScore(tx, course, assignment.id, enrollmentId, percent);
+}
 
 /**
  * POST /api/assignments/{id}/grade (canManageCourses): the instructor's score (0..maxScore)
@@ -327,7 +346,7 @@ export async function grade(ctx: ServiceContext, id: string, body: { submissionI
       targetId: row.id,
       ...changedFields(current, row, ['status', 'score', 'instructorScore', 'feedback', 'gradedBy']),
     });
-    if (passes(assignment, body.score)) await completeAssessedLesson(tx, course, id, row.enrollmentId, percentOf(body.score, assignment.maxScore));
+    await scoreLesson(tx, assignment, course, row.enrollmentId, body.score);
     await notify(tx, {
       institutionId: tx.institutionId,
       key: 'ASSESS_GRADED',
@@ -418,7 +437,7 @@ export async function recomputeAggregate(tx: ServiceContext, assignment: Assignm
       .returning();
     if (finalised) {
       finalisedNow = true;
-      if (passes(assignment, average)) await completeAssessedLesson(tx, course, assignment.id, finalised.enrollmentId, percentOf(average, assignment.maxScore));
+      await scoreLesson(tx, assignment, course, finalised.enrollmentId, average);
       await notify(tx, {
         institutionId: tx.institutionId,
         key: 'ASSESS_PEER_GRADED',
