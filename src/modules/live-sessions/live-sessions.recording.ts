@@ -4,6 +4,10 @@
  *   null/PROCESSING/READY/FAILED --start--> PENDING --recorder ok--> RECORDING --stop--> PROCESSING --webhook--> READY | FAILED
  *                                              └──recorder fails──> (the prior status)      └──recorder unreachable──> FAILED
  *
+ * A stop while the recorder is still starting (PENDING) finds nothing to stop and marks it
+ * FAILED; the start, when the recorder answers, sees the row is no longer PENDING and tells the
+ * recorder to stop, so no recording is left running (and it becomes PROCESSING after all).
+ *
  * Every transition is one conditional UPDATE (or a row lock), so concurrent calls and replayed
  * webhooks apply at most once. No transaction is held open across a call to the recorder.
  */
@@ -113,7 +117,37 @@ export async function startRecording(ctx: ServiceContext, id: string) {
     .set({ recordingStatus: 'RECORDING', recordingStartedAt: now, recordingStoppedAt: null, updatedAt: now })
     .where(and(byId(ctx, liveSessions, id), eq(liveSessions.recordingStatus, 'PENDING')))
     .returning();
-  return startResult(recording ?? (await reload(ctx, id)), false);
+  if (recording) return startResult(recording, false);
+  return startResult(await stopUnwantedStart(ctx, id, claim.roomName, now), false);
+}
+
+/**
+ * The recorder started recording, but the row left PENDING while it did: a stop (or the end of
+ * the session) came in during the start, when the recorder had nothing to stop yet, so it
+ * marked the recording FAILED. The recorder is recording now and nobody will stop it: tell it
+ * to stop here, so no recording runs on unseen. When that works the recording is on its way
+ * like any stopped one: FAILED becomes PROCESSING (the stop's `recordingStoppedAt` kept) and
+ * the webhook makes it READY. A row that is PENDING or RECORDING again belongs to a later start
+ * (the recorder reuses the running recording of the room): it is left alone.
+ */
+async function stopUnwantedStart(ctx: ServiceContext, id: string, roomName: string, startedAt: Date): Promise<LiveSession> {
+  const current = await reload(ctx, id);
+  if (current.recordingStatus !== 'PROCESSING' && current.recordingStatus !== 'FAILED') return current;
+  try {
+    await ctx.recorder.stopRecording({ roomName, sessionId: id });
+  } catch (err) {
+    // The stop reached the recording after all (it is PROCESSING), or the recorder cannot be told: nothing more to do.
+    ctx.log.warn({ sessionId: id, reason: err instanceof RecorderError ? err.reason : 'error' }, 'could not stop a recording started after its stop');
+    return current;
+  }
+  if (current.recordingStatus !== 'FAILED') return current;
+  const now = ctx.clock.now();
+  const [processing] = await ctx.db
+    .update(liveSessions)
+    .set({ recordingStatus: 'PROCESSING', recordingStartedAt: startedAt, recordingStoppedAt: current.recordingStoppedAt ?? now, updatedAt: now })
+    .where(and(byId(ctx, liveSessions, id), eq(liveSessions.recordingStatus, 'FAILED')))
+    .returning();
+  return processing ?? (await reload(ctx, id));
 }
 
 /** POST /{id}/recording/stop (spec 4.5): host or ADMIN. */
