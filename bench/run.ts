@@ -20,7 +20,11 @@
  *
  * With BENCH_DATABASE_URL (a PostgreSQL URL; its database is filled with bench data) the run
  * also has the notes scenarios (bench/notes-scenario.ts): GET /api/me/notes and a search, for
- * a student with 10,000 notes in a table of 1,000,000 (BENCH_NOTES_TOTAL changes the total).
+ * a student with 10,000 notes in a table of 1,000,000 (BENCH_NOTES_TOTAL changes the total),
+ * and unread-count-pg: GET /api/notifications/unread-count for a student with 15,000
+ * notification rows (5,000 notifications, a third unread) in a table of 1,000,000
+ * (bench/inbox-scenario.ts; BENCH_INBOX_TOTAL changes the total). Only the data of the
+ * scenarios BENCH_ONLY names is generated.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -35,6 +39,7 @@ import { mintToken, type MintInput } from '../src/platform/auth/tokens.js';
 import { DEMO_INSTITUTION, DEMO_STUDENT_ID } from '../src/dev/crm-sim/fixtures.js';
 import { READY_PREFIX, STATS_PREFIX, TARGETS, type ServerStats } from './server.js';
 import { prepareNotesScenario } from './notes-scenario.js';
+import { prepareInboxScenario } from './inbox-scenario.js';
 
 // ---------------------------------------------------------------------------------------
 // Scenarios. Add one by appending to SCENARIOS; `target` names a server in bench/server.ts.
@@ -427,43 +432,55 @@ function table(results: Summary[]): string {
   return [line(rows[0]!), sep, ...rows.slice(1).map(line)].join('\n');
 }
 
-/** The notes scenarios need PostgreSQL: generate their data and add them to SCENARIOS. */
-async function addNotesScenarios() {
+const wanted = (name: string) => !ONLY || ONLY.has(name);
+
+/** The PostgreSQL scenarios: generate the data of those wanted and add them to SCENARIOS. */
+async function addPostgresScenarios() {
   const databaseUrl = process.env.BENCH_DATABASE_URL;
   if (!databaseUrl) {
-    console.log('notes scenarios skipped: set BENCH_DATABASE_URL to a PostgreSQL database to run them');
+    console.log('PostgreSQL scenarios skipped: set BENCH_DATABASE_URL to a PostgreSQL database to run them');
     return;
   }
-  const totalNotes = process.env.BENCH_NOTES_TOTAL ? positive('BENCH_NOTES_TOTAL', 1) : undefined;
-  const notes = await prepareNotesScenario({ databaseUrl, totalNotes });
-  console.log(
-    `notes data: ${notes.notes.total} notes in all, ${notes.notes.student} of the timed student ` +
-      `(${notes.notes.studentMatchingSearch} matching "${notes.searchWord}"), generated in ${notes.generationSeconds} s`,
-  );
-  for (const r of notes.requests) {
+  if (wanted('me-notes') || wanted('me-notes-search')) {
+    const totalNotes = process.env.BENCH_NOTES_TOTAL ? positive('BENCH_NOTES_TOTAL', 1) : undefined;
+    const notes = await prepareNotesScenario({ databaseUrl, totalNotes });
+    console.log(
+      `notes data: ${notes.notes.total} notes in all, ${notes.notes.student} of the timed student ` +
+        `(${notes.notes.studentMatchingSearch} matching "${notes.searchWord}"), generated in ${notes.generationSeconds} s`,
+    );
+    for (const r of notes.requests) {
+      SCENARIOS.push({
+        name: r.name,
+        description: r.description,
+        target: 'app-pg',
+        method: r.method,
+        path: r.path,
+        expectStatus: r.expectStatus,
+        headers: (ctx) => ctx.bearer(r.actor),
+        check: r.check,
+      });
+    }
+  }
+  if (wanted('unread-count-pg')) {
+    const totalRows = process.env.BENCH_INBOX_TOTAL ? positive('BENCH_INBOX_TOTAL', 1) : undefined;
+    const inbox = await prepareInboxScenario({ databaseUrl, totalRows });
+    console.log(
+      `inbox data: ${inbox.rows.total} notification rows in all, ${inbox.rows.student} of the polled student ` +
+        `(${inbox.rows.studentUnread} unread in-app), generated in ${inbox.generationSeconds} s`,
+    );
     SCENARIOS.push({
-      name: r.name,
-      description: r.description,
+      name: 'unread-count-pg',
+      description: `our app on PostgreSQL, GET /api/notifications/unread-count (bearer, one indexed count) for a student with ${inbox.rows.student} rows in a table of ${inbox.rows.total}`,
       target: 'app-pg',
-      method: r.method,
-      path: r.path,
-      expectStatus: r.expectStatus,
-      headers: (ctx) => ctx.bearer(r.actor),
-      check: r.check,
+      path: '/api/notifications/unread-count',
+      headers: (ctx) => ctx.bearer(DEMO_STUDENT),
+      check: inbox.check,
     });
   }
-  SCENARIOS.push({
-    name: 'unread-count-pg',
-    description: 'our app on PostgreSQL, GET /api/notifications/unread-count (bearer, one indexed count)',
-    target: 'app-pg',
-    path: '/api/notifications/unread-count',
-    headers: (ctx) => ctx.bearer(DEMO_STUDENT),
-    check: (b) => (typeof b?.data?.count === 'number' ? undefined : 'no count'),
-  });
 }
 
 async function main() {
-  if (!ONLY || [...ONLY].some((n) => n.startsWith('me-notes') || n.endsWith('-pg'))) await addNotesScenarios();
+  if (!ONLY || [...ONLY].some((n) => n.startsWith('me-notes') || n.endsWith('-pg'))) await addPostgresScenarios();
   const scenarios = SCENARIOS.filter((s) => s.name === BASELINE || !ONLY || ONLY.has(s.name));
   if (ONLY) {
     const unknown = [...ONLY].filter((n) => !SCENARIOS.some((s) => s.name === n));

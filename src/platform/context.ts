@@ -82,14 +82,21 @@ export function serviceContext(deps: Deps, actor: Session, log: Logger, requestI
   };
 }
 
+/** What `withTx` needs: a database handle, and whether it is already a transaction. */
+export interface TxScope {
+  db: DbOrTx;
+  inTx?: boolean;
+}
+
 /**
  * Runs `fn` in one transaction: the context it gets has the transaction as `db`, so every
  * query, job and outbox row written through it commits or rolls back together. Inside an open
  * transaction it joins it. Services never hold a context and a separate `tx` side by side: on
  * PGlite's single connection a query through the outer `db` inside a transaction would wait for
- * the transaction forever.
+ * the transaction forever. Any scope with `db` works (a ServiceContext, a job's or a webhook's
+ * scope), so there is one way to open a transaction.
  */
-export async function withTx<T>(ctx: ServiceContext, fn: (tx: ServiceContext) => Promise<T>): Promise<T> {
+export async function withTx<C extends TxScope, T>(ctx: C, fn: (tx: C) => Promise<T>): Promise<T> {
   if (ctx.inTx) return fn(ctx);
-  return ctx.db.transaction((tx) => fn({ ...ctx, db: tx, inTx: true }));
+  return ctx.db.transaction((tx) => fn({ ...ctx, db: tx, inTx: true } as C));
 }

@@ -12,7 +12,7 @@ import { expectError } from '../helpers/expect.js';
 import { notifications } from '../../src/modules/notifications/notifications.tables.js';
 import { peerReviews, submissions } from '../../src/modules/assignments/assignments.tables.js';
 import { planAllocation } from '../../src/modules/assignments/peer-allocation.js';
-import { lessonProgress } from '../../src/modules/enrollments/enrollments.tables.js';
+import { enrollments, lessonProgress } from '../../src/modules/enrollments/enrollments.tables.js';
 import { files } from '../../src/modules/files/files.tables.js';
 import { newId } from '../../src/platform/ids.js';
 import { rawRows } from '../../src/platform/db/client.js';
@@ -51,7 +51,7 @@ const rubric = {
   ],
 };
 
-async function setup(opts: { peer?: number; rubric?: boolean; allowLate?: boolean; passingScore?: number; enrolled?: string[] } = {}) {
+async function setup(opts: { peer?: number; rubric?: boolean; allowLate?: boolean; passingScore?: number; maxScore?: number; enrolled?: string[] } = {}) {
   const course = await createCourse(t, { title: 'Biology 101', ownerId: DEMO_TEACHER_ID });
   const lesson = await createLesson(t, { courseId: course.id, type: 'ASSIGNMENT', title: 'Essay' });
   for (const id of opts.enrolled ?? STUDENTS) await enroll(t, { courseId: course.id, studentId: id });
@@ -60,7 +60,7 @@ async function setup(opts: { peer?: number; rubric?: boolean; allowLate?: boolea
     body: {
       title: 'Cell essay',
       instructions: 'Write 500 words on cells.',
-      maxScore: 10,
+      maxScore: opts.maxScore ?? 10,
       passingScore: opts.passingScore,
       dueDate: DUE,
       allowLate: opts.allowLate ?? false,
@@ -247,6 +247,54 @@ describe('submit and grade', () => {
   });
 });
 
+describe('grades on the lesson and the enrollment', () => {
+  const progressOf = async (lessonId: string, studentId: string) =>
+    (
+      await t.db
+        .select()
+        .from(lessonProgress)
+        .where(and(eq(lessonProgress.lessonId, lessonId), eq(lessonProgress.studentId, studentId)))
+    )[0];
+  const enrollmentOf = async (courseId: string, studentId: string) =>
+    (
+      await t.db
+        .select()
+        .from(enrollments)
+        .where(and(eq(enrollments.courseId, courseId), eq(enrollments.studentId, studentId)))
+    )[0];
+
+  it('a passing grade completes the course with the grade as finalScore; a regrade below the pass mark replaces the lesson score and the finalScore', async () => {
+    const a = STUDENTS[0]!;
+    const { lesson, course } = await setup({ enrolled: [a], passingScore: 6 });
+    const sub = (await submitAs(a, lesson.id)).body.data;
+    const grade = (score: number) => t.request('POST', `/api/assignments/${lesson.id}/grade`, { token: teacher, body: { submissionId: sub.id, score } });
+
+    expect((await grade(8)).status).toBe(200);
+    expect(await progressOf(lesson.id, a)).toMatchObject({ completed: true, score: 80 });
+    expect(await enrollmentOf(course.id, a)).toMatchObject({ status: 'COMPLETED', progress: 100, finalScore: 80 });
+    const listed = await t.request('GET', `/api/courses/${course.id}/enrollments`, { token: teacher });
+    expect(listed.body.data.find((e: any) => e.studentId === a)).toMatchObject({ status: 'COMPLETED', finalScore: 80 });
+
+    // The regrade below the pass mark: the lesson keeps its completion, its score and the final score follow.
+    expect((await grade(3)).status).toBe(200);
+    expect(await progressOf(lesson.id, a)).toMatchObject({ completed: true, score: 30 });
+    expect(await enrollmentOf(course.id, a)).toMatchObject({ status: 'COMPLETED', finalScore: 30 });
+
+    expect((await grade(9.5)).status).toBe(200);
+    expect(await progressOf(lesson.id, a)).toMatchObject({ score: 95 });
+    expect(await enrollmentOf(course.id, a)).toMatchObject({ finalScore: 95 });
+  });
+
+  it('a first grade below the pass mark records the score without completing the lesson', async () => {
+    const a = STUDENTS[1]!;
+    const { lesson, course } = await setup({ enrolled: [a], passingScore: 6 });
+    const sub = (await submitAs(a, lesson.id)).body.data;
+    await t.request('POST', `/api/assignments/${lesson.id}/grade`, { token: teacher, body: { submissionId: sub.id, score: 4 } });
+    expect(await progressOf(lesson.id, a)).toMatchObject({ completed: false, score: 40 });
+    expect(await enrollmentOf(course.id, a)).toMatchObject({ status: 'ACTIVE', finalScore: null });
+  });
+});
+
 describe('reviewer allocation', () => {
   it('plans N reviewers per submission once N + 1 have submitted, never the author, balanced within one', () => {
     const subs = (k: number) => Array.from({ length: k }, (_, i) => ({ submissionId: `s${i}`, studentId: `p${i}` }));
@@ -285,6 +333,97 @@ describe('reviewer allocation', () => {
     expect(Math.max(...loads) - Math.min(...loads)).toBeLessThanOrEqual(1);
     expect(Math.min(...loads)).toBeGreaterThan(0);
     expect((await notificationsOf(who[5]!, 'PEER_REVIEW_ASSIGNED')).length).toBeGreaterThan(0);
+  });
+});
+
+describe('reviewer allocation after reviews were started', () => {
+  /** Every submission has at least n reviewers, none its author, none twice; loads within one; everyone who submitted reviews. */
+  async function expectPinnedRule(lessonId: string, n: number) {
+    const reviews = await t.db.select().from(peerReviews).where(eq(peerReviews.assignmentId, lessonId));
+    const subs = await t.db.select().from(submissions).where(eq(submissions.assignmentId, lessonId));
+    for (const s of subs) {
+      const mine = reviews.filter((r) => r.submissionId === s.id);
+      expect(mine.length, `reviewers of ${s.studentId}`).toBeGreaterThanOrEqual(n);
+      expect(mine.some((r) => r.reviewerId === s.studentId)).toBe(false);
+      expect(new Set(mine.map((r) => r.reviewerId)).size).toBe(mine.length);
+    }
+    const loads = subs.map((s) => reviews.filter((r) => r.reviewerId === s.studentId).length);
+    expect(Math.max(...loads) - Math.min(...loads), `loads ${loads}`).toBeLessThanOrEqual(1);
+    expect(Math.min(...loads)).toBeGreaterThan(0);
+    return { reviews, subs };
+  }
+
+  it('N = 1: A and B review each other and submit; C submits late and still gets a reviewer and a review to do', async () => {
+    const [a, b, c] = STUDENTS as [string, string, string];
+    const { lesson, assignment } = await setup({ peer: 1, rubric: true, enrolled: [a, b, c] });
+    await submitAs(a, lesson.id);
+    await submitAs(b, lesson.id);
+    const first = await t.db.select().from(peerReviews).where(eq(peerReviews.assignmentId, lesson.id));
+    expect(first).toHaveLength(2);
+    for (const r of first) {
+      const res = await t.request('POST', `/api/peer-reviews/${r.id}/submit`, { token: tok(r.reviewerId), body: { rubricScores: fullScores(assignment, 5, 3) } });
+      expect(res.status, res.raw).toBe(200);
+    }
+    expect((await submitAs(c, lesson.id)).status).toBe(201);
+    const { reviews, subs } = await expectPinnedRule(lesson.id, 1);
+    const subC = subs.find((s) => s.studentId === c)!;
+    expect(reviews.filter((r) => r.submissionId === subC.id)).toHaveLength(1);
+    // The finished reviews stayed where they were.
+    for (const r of first) expect(reviews.find((x) => x.id === r.id)).toMatchObject({ reviewerId: r.reviewerId, status: 'SUBMITTED' });
+    // C is told and sees the review in their queue, anonymously.
+    expect(await notificationsOf(c, 'PEER_REVIEW_ASSIGNED')).toHaveLength(1);
+    const queue = await t.request('GET', '/api/me/peer-reviews', { token: tok(c) });
+    expect(queue.body.data.pendingCount).toBe(1);
+    const mine = queue.body.data.reviews[0];
+    expect(await t.request('POST', `/api/peer-reviews/${mine.id}/submit`, { token: tok(c), body: { rubricScores: fullScores(assignment, 6, 4) } })).toMatchObject({ status: 200 });
+  });
+
+  it('N = 2: drafted reviews are never moved; a late submitter gets duties through extra reviews, and finalisation waits for them', async () => {
+    const [a, b, c, d] = STUDENTS as [string, string, string, string];
+    const { lesson, assignment } = await setup({ peer: 2, rubric: true, enrolled: [a, b, c, d] });
+    for (const id of [a, b, c]) await submitAs(id, lesson.id);
+    const first = await t.db.select().from(peerReviews).where(eq(peerReviews.assignmentId, lesson.id));
+    expect(first).toHaveLength(6);
+    for (const r of first) {
+      expect((await t.request('PATCH', `/api/peer-reviews/${r.id}`, { token: tok(r.reviewerId), body: { feedback: `draft by ${r.reviewerId}` } })).status).toBe(200);
+    }
+    expect((await submitAs(d, lesson.id)).status).toBe(201);
+    const { reviews, subs } = await expectPinnedRule(lesson.id, 2);
+    for (const r of first) expect(reviews.find((x) => x.id === r.id)).toMatchObject({ reviewerId: r.reviewerId, feedback: `draft by ${r.reviewerId}` });
+    const byD = reviews.filter((r) => r.reviewerId === d);
+    expect(byD.length).toBeGreaterThanOrEqual(1);
+
+    // A submission D reviews as an extra reviewer finalises only once D's review is in too.
+    const extra = byD[0]!;
+    const target = subs.find((s) => s.id === extra.submissionId)!;
+    const others = reviews.filter((r) => r.submissionId === target.id && r.reviewerId !== d);
+    for (const r of others) {
+      const res = await t.request('POST', `/api/peer-reviews/${r.id}/submit`, { token: tok(r.reviewerId), body: { rubricScores: fullScores(assignment, 6, 4) } });
+      expect(res.body.data.aggregate.finalisedNow).toBe(false);
+    }
+    const last = await t.request('POST', `/api/peer-reviews/${extra.id}/submit`, { token: tok(d), body: { rubricScores: fullScores(assignment, 3, 1) } });
+    const total = others.length * 10 + 4;
+    expect(last.body.data.aggregate).toMatchObject({
+      reviewsAssigned: others.length + 1,
+      finalisedNow: true,
+      peerScoreAverage: Math.round((total / (others.length + 1)) * 100) / 100,
+    });
+  });
+
+  it('many late submitters after everything was reviewed keep the rule', async () => {
+    const who = STUDENTS.slice(0, 7);
+    const { lesson, assignment } = await setup({ peer: 2, rubric: true, enrolled: who });
+    for (const id of who.slice(0, 3)) await submitAs(id, lesson.id);
+    for (const late of who.slice(3)) {
+      // Everything assigned so far is finished before the next one submits.
+      const open = await t.db
+        .select()
+        .from(peerReviews)
+        .where(and(eq(peerReviews.assignmentId, lesson.id), eq(peerReviews.status, 'PENDING')));
+      for (const r of open) await t.request('POST', `/api/peer-reviews/${r.id}/submit`, { token: tok(r.reviewerId), body: { rubricScores: fullScores(assignment, 4, 2) } });
+      expect((await submitAs(late, lesson.id)).status).toBe(201);
+      await expectPinnedRule(lesson.id, 2);
+    }
   });
 });
 
@@ -363,14 +502,45 @@ describe('peer review: reviewer side', () => {
     );
     expect(submitted.body.data).toEqual({ status: 'SUBMITTED', score: 8, aggregate: { peerScoreAverage: 8, reviewsSubmitted: 1, reviewsAssigned: 2, finalisedNow: false } });
     const other = reviews.find((r) => r.reviewerId === review.reviewerId && r.id !== review.id)!;
+    keep(await t.request('PATCH', `/api/v1/peer-reviews/${other.id}`, { token: reviewer, body: { feedback: 'Looks copied' } }));
     const flagged = keep(await t.request('POST', `/api/v1/peer-reviews/${other.id}/flag`, { token: reviewer, body: { reason: 'Copied from the web' } }));
     expect(flagged.body.data).toEqual({ status: 'FLAGGED' });
+    // The author's other reviewer works through the /api/v1 forms (bearer) too.
+    const second = reviews.find((r) => r.submissionId === review.submissionId && r.reviewerId !== review.reviewerId)!;
+    const secondToken = tok(second.reviewerId);
+    keep(await t.request('GET', '/api/v1/me/peer-reviews', { token: secondToken }));
+    keep(await t.request('GET', `/api/v1/peer-reviews/${second.id}`, { token: secondToken }));
+    const v1Draft = keep(await t.request('PATCH', `/api/v1/peer-reviews/${second.id}`, { token: secondToken, body: { feedback: 'v1 draft' } }));
+    expect(v1Draft.body.data).toMatchObject({ status: 'PENDING', feedback: 'v1 draft' });
+    const v1Submit = keep(await t.request('POST', `/api/v1/peer-reviews/${second.id}/submit`, { token: secondToken, body: { rubricScores: fullScores(assignment, 6, 4) } }));
+    expect(v1Submit.body.data).toMatchObject({ status: 'SUBMITTED', score: 10, aggregate: { reviewsSubmitted: 2, reviewsAssigned: 2, finalisedNow: true } });
 
     for (const raw of bodies) {
       for (const s of subs.filter((x) => x.studentId !== review.reviewerId)) expect(raw).not.toContain(s.studentId);
       expect(raw).not.toContain(authorName);
       expect(raw).not.toContain('essay.pdf');
     }
+  });
+
+  it('the queue filters by status: SUBMITTED, FLAGGED, a comma list; pendingCount counts PENDING whatever the filter', async () => {
+    const { assignment, reviews } = await peerSetup(2, STUDENTS.slice(0, 3));
+    const reviewer = reviews[0]!.reviewerId;
+    const [r1, r2] = reviews.filter((r) => r.reviewerId === reviewer) as [any, any];
+    const token = tok(reviewer);
+    const queue = async (status?: string) => {
+      const res = await t.request('GET', '/api/me/peer-reviews', { token, ...(status ? { query: { status } } : {}) });
+      expect(res.status, res.raw).toBe(200);
+      return { ids: res.body.data.reviews.map((r: any) => `${r.id}:${r.status}`).sort(), total: res.body.data.total, pending: res.body.data.pendingCount };
+    };
+    expect(await queue()).toEqual({ ids: [`${r1.id}:PENDING`, `${r2.id}:PENDING`].sort(), total: 2, pending: 2 });
+    await t.request('POST', `/api/peer-reviews/${r1.id}/submit`, { token, body: { rubricScores: fullScores(assignment, 4, 4) } });
+    await t.request('POST', `/api/peer-reviews/${r2.id}/flag`, { token, body: { reason: 'Empty essay' } });
+    expect(await queue()).toEqual({ ids: [], total: 0, pending: 0 });
+    expect(await queue('SUBMITTED')).toEqual({ ids: [`${r1.id}:SUBMITTED`], total: 1, pending: 0 });
+    expect(await queue('FLAGGED')).toEqual({ ids: [`${r2.id}:FLAGGED`], total: 1, pending: 0 });
+    expect(await queue('SUBMITTED,FLAGGED')).toEqual({ ids: [`${r1.id}:SUBMITTED`, `${r2.id}:FLAGGED`].sort(), total: 2, pending: 0 });
+    expect(await queue('PENDING,FLAGGED')).toEqual({ ids: [`${r2.id}:FLAGGED`], total: 1, pending: 0 });
+    expectError(await t.request('GET', '/api/me/peer-reviews', { token, query: { status: 'DONE' } }), 400, 'VALIDATION_ERROR');
   });
 
   it('only the assigned reviewer sees a review: the author, other students and staff get 404', async () => {
@@ -415,6 +585,60 @@ describe('peer review: reviewer side', () => {
   });
 });
 
+describe('peer review: a review moved away mid-request', () => {
+  /**
+   * Runs `move(query)` right after the next query whose SQL matches, on the same connection (in
+   * the request's transaction): the review changes hands between the access check and the write,
+   * as when another transaction moves it at that moment. Hooks the driver's session class, since
+   * a transaction gets a session of its own.
+   */
+  function afterNextQuery(match: (sqlText: string) => boolean, move: (query: (text: string, params: unknown[]) => Promise<unknown>) => Promise<void>) {
+    const proto = Object.getPrototypeOf((t.db as any).session);
+    const original = proto.prepareQuery;
+    proto.prepareQuery = function (this: any, ...args: any[]) {
+      const prepared = original.apply(this, args);
+      if (!match(args[0].sql)) return prepared;
+      proto.prepareQuery = original;
+      const client = this.client;
+      const execute = prepared.execute.bind(prepared);
+      prepared.execute = async (...a: unknown[]) => {
+        const result = await execute(...a);
+        await move((text, params) => client.query(text, params));
+        return result;
+      };
+      return prepared;
+    };
+    return () => {
+      proto.prepareQuery = original;
+    };
+  }
+  const accessCheck = (sqlText: string) => /^select/i.test(sqlText) && sqlText.includes('from "peer_reviews"') && sqlText.includes('"reviewer_id" = $');
+
+  it.each(['submit', 'flag', 'draft'] as const)('%s by the former reviewer after the review moved to someone else: 404, and nothing is written', async (action) => {
+    const { assignment, reviews } = await peerSetup(1, STUDENTS.slice(0, 2));
+    const review = reviews[0]!;
+    const newcomer = STUDENTS[5]!;
+    const restore = afterNextQuery(accessCheck, async (query) => {
+      await query('update peer_reviews set reviewer_id = $1 where id = $2', [newcomer, review.id]);
+    });
+    try {
+      const token = tok(review.reviewerId);
+      const res =
+        action === 'submit'
+          ? await t.request('POST', `/api/peer-reviews/${review.id}/submit`, { token, body: { rubricScores: fullScores(assignment, 6, 4) } })
+          : action === 'flag'
+            ? await t.request('POST', `/api/peer-reviews/${review.id}/flag`, { token, body: { reason: 'Not my review anymore' } })
+            : await t.request('PATCH', `/api/peer-reviews/${review.id}`, { token, body: { feedback: 'late draft' } });
+      expectError(res, 404, 'NOT_FOUND');
+    } finally {
+      restore();
+    }
+    // Nothing was written for the former reviewer (the request's transaction, with the simulated move in it, rolled back).
+    const [row] = await t.db.select().from(peerReviews).where(eq(peerReviews.id, review.id));
+    expect(row).toMatchObject({ status: 'PENDING', score: null, feedback: null, flagReason: null, submittedAt: null });
+  });
+});
+
 describe('peer review: finalisation', () => {
   const peerGraded = (studentId: string) => notificationsOf(studentId, 'ASSESS_PEER_GRADED');
 
@@ -442,6 +666,27 @@ describe('peer review: finalisation', () => {
     expect((await peerGraded(target.studentId))[0]!.metadata).toMatchObject({ submissionId: target.id, score: 7 });
   });
 
+  it('a rubric whose total differs from maxScore: review scores are rubric sums, the peer average is scaled to maxScore', async () => {
+    const [a, b] = STUDENTS as [string, string];
+    const { lesson, assignment } = await setup({ peer: 1, rubric: true, maxScore: 20, passingScore: 12, enrolled: [a, b] });
+    expect(assignment).toMatchObject({ maxScore: 20, rubric: { totalPoints: 10 } });
+    await submitAs(a, lesson.id);
+    await submitAs(b, lesson.id);
+    const reviews = await t.db.select().from(peerReviews).where(eq(peerReviews.assignmentId, lesson.id));
+    const ofB = reviews.find((r) => r.reviewerId === a)!;
+    const res = await t.request('POST', `/api/peer-reviews/${ofB.id}/submit`, { token: tok(a), body: { rubricScores: fullScores(assignment, 5, 3) } });
+    expect(res.body.data).toEqual({ status: 'SUBMITTED', score: 8, aggregate: { peerScoreAverage: 16, reviewsSubmitted: 1, reviewsAssigned: 1, finalisedNow: true } });
+    const [row] = await t.db.select().from(submissions).where(eq(submissions.id, ofB.submissionId));
+    expect(row).toMatchObject({ score: 16, peerScoreAverage: 16, status: 'GRADED' });
+    // 16 of 20 passes 12 and counts as 80 % on the lesson.
+    const [progress] = await t.db
+      .select()
+      .from(lessonProgress)
+      .where(and(eq(lessonProgress.lessonId, lesson.id), eq(lessonProgress.studentId, b)));
+    expect(progress).toMatchObject({ completed: true, score: 80 });
+    expect((await peerGraded(b))[0]!.metadata).toMatchObject({ score: 16, maxScore: 20 });
+  });
+
   it('all reviews flagged: no peer score and no ASSESS_PEER_GRADED; the submission waits for the instructor', async () => {
     const { reviews, subs } = await peerSetup(1, STUDENTS.slice(0, 2));
     const target = subs[0]!;
@@ -450,6 +695,59 @@ describe('peer review: finalisation', () => {
     const [row] = await t.db.select().from(submissions).where(eq(submissions.id, target.id));
     expect(row).toMatchObject({ score: null, peerScoreAverage: null, peerReviewsCompleted: 1, status: 'SUBMITTED', peerFinalisedAt: null });
     expect(await peerGraded(target.studentId)).toEqual([]);
+  });
+
+  it('a flag as the last review finalises with the average of the submitted ones, once', async () => {
+    const { assignment, reviews, subs } = await peerSetup(2, STUDENTS.slice(0, 3));
+    const target = subs[0]!;
+    const [first, last] = reviews.filter((r) => r.submissionId === target.id) as [any, any];
+    const one = await t.request('POST', `/api/peer-reviews/${first.id}/submit`, { token: tok(first.reviewerId), body: { rubricScores: fullScores(assignment, 4, 3) } });
+    expect(one.body.data.aggregate).toMatchObject({ peerScoreAverage: 7, finalisedNow: false });
+    const flag = await t.request('POST', `/api/peer-reviews/${last.id}/flag`, { token: tok(last.reviewerId), body: { reason: 'Parts are copied' } });
+    expect(flag.body).toEqual({ data: { status: 'FLAGGED' }, error: null });
+    const [row] = await t.db.select().from(submissions).where(eq(submissions.id, target.id));
+    expect(row).toMatchObject({ score: 7, status: 'GRADED', peerScoreAverage: 7, peerReviewsCompleted: 2, peerFinalisedAt: expect.any(Date) });
+    expect(await peerGraded(target.studentId)).toHaveLength(1);
+    expect((await peerGraded(target.studentId))[0]!.metadata).toMatchObject({ submissionId: target.id, score: 7 });
+  });
+
+  it('N = 2, every review flagged: no peer score, nothing sent to the author, the owner told of each flag', async () => {
+    const { reviews, subs } = await peerSetup(2, STUDENTS.slice(0, 3));
+    const target = subs[1]!;
+    const mine = reviews.filter((r) => r.submissionId === target.id);
+    expect(mine).toHaveLength(2);
+    for (const [i, r] of mine.entries()) {
+      const res = await t.request('POST', `/api/peer-reviews/${r.id}/flag`, { token: tok(r.reviewerId), body: { reason: `Flag number ${i}` } });
+      expect(res.status).toBe(200);
+    }
+    const [row] = await t.db.select().from(submissions).where(eq(submissions.id, target.id));
+    expect(row).toMatchObject({ score: null, peerScoreAverage: null, peerReviewsCompleted: 2, status: 'SUBMITTED', peerFinalisedAt: null });
+    expect(await peerGraded(target.studentId)).toEqual([]);
+    const flags = (await notificationsOf(DEMO_TEACHER_ID, 'TEACHER_NEW_SUBMISSION')).filter((n) => n.metadata.flagged === true && n.metadata.submissionId === target.id);
+    expect(flags.map((n) => n.metadata.reason).sort()).toEqual(['Flag number 0', 'Flag number 1']);
+    // The instructor grades it.
+    const graded = await t.request('POST', `/api/assignments/${target.assignmentId}/grade`, { token: teacher, body: { submissionId: target.id, score: 5 } });
+    expect(graded.body.data).toMatchObject({ status: 'GRADED', score: 5, instructorScore: 5, peerScoreAverage: null });
+  });
+
+  it('resubmission is refused (409) once a peer review of it was submitted or flagged; a draft does not stop it', async () => {
+    // N = 2, so one completed review does not finalise (a graded submission is refused anyway).
+    const { lesson, assignment, reviews, subs } = await peerSetup(2, STUDENTS.slice(0, 3));
+    const [s1, s2] = subs as [any, any];
+    const ofS1 = reviews.find((r) => r.submissionId === s1.id)!;
+    const ofS2 = reviews.find((r) => r.submissionId === s2.id)!;
+    await t.request('PATCH', `/api/peer-reviews/${ofS2.id}`, { token: tok(ofS2.reviewerId), body: { feedback: 'halfway' } });
+    expect((await submitAs(s2.studentId, lesson.id, { textContent: 'Second version' })).status).toBe(201);
+
+    await t.request('POST', `/api/peer-reviews/${ofS1.id}/submit`, { token: tok(ofS1.reviewerId), body: { rubricScores: fullScores(assignment, 3, 3) } });
+    const refused = await submitAs(s1.studentId, lesson.id, { textContent: 'Changed after review' });
+    expectError(refused, 409, 'CONFLICT');
+    expect(refused.body.error.details).toEqual({ submissionId: s1.id, reviewsCompleted: 1 });
+    const [row] = await t.db.select().from(submissions).where(eq(submissions.id, s1.id));
+    expect(row!.textContent).toBe(s1.textContent);
+
+    await t.request('POST', `/api/peer-reviews/${ofS2.id}/flag`, { token: tok(ofS2.reviewerId), body: { reason: 'Off topic' } });
+    expectError(await submitAs(s2.studentId, lesson.id, { textContent: 'Third version' }), 409, 'CONFLICT');
   });
 
   it('an instructor grade before the last review stops finalisation; one after overrides the peer average', async () => {
@@ -463,7 +761,8 @@ describe('peer review: finalisation', () => {
     expect((await t.db.select().from(submissions).where(eq(submissions.id, s1.id)))[0]).toMatchObject({ score: 9, instructorScore: 9, peerScoreAverage: 4 });
     expect(await peerGraded(s1.studentId)).toEqual([]);
 
-    await t.request('POST', `/api/peer-reviews/${r2.id}/submit`, { token: tok(r2.reviewerId), body: { rubricScores: fullScores(assignment, 5, 1) } });
+    const r2res = await t.request('POST', `/api/peer-reviews/${r2.id}/submit`, { token: tok(r2.reviewerId), body: { rubricScores: fullScores(assignment, 5, 1) } });
+    expect(r2res.status, r2res.raw).toBe(200);
     expect((await t.db.select().from(submissions).where(eq(submissions.id, s2.id)))[0]).toMatchObject({ score: 6, status: 'GRADED' });
     await t.request('POST', `/api/assignments/${lesson.id}/grade`, { token: teacher, body: { submissionId: s2.id, score: 2 } });
     expect((await t.db.select().from(submissions).where(eq(submissions.id, s2.id)))[0]).toMatchObject({ score: 2, instructorScore: 2, peerScoreAverage: 6 });

@@ -11,7 +11,7 @@ import { expectError } from '../helpers/expect.js';
 import { notifications } from '../../src/modules/notifications/notifications.tables.js';
 import { pointAwards } from '../../src/modules/gamification/gamification.tables.js';
 import { streaksOf } from '../../src/modules/gamification/gamification.service.js';
-import { DEMO_ADMIN_ID, DEMO_PARENT_ID, DEMO_SIBLING_ID, DEMO_STUDENT_ID, demoFixtures } from '../../src/dev/crm-sim/fixtures.js';
+import { DEMO_ADMIN_ID, DEMO_PARENT_ID, DEMO_SIBLING_ID, DEMO_STUDENT_ID, DEMO_TEACHER_ID, demoFixtures } from '../../src/dev/crm-sim/fixtures.js';
 
 let t: TestApp;
 let student: string;
@@ -70,6 +70,82 @@ describe('points and badges', () => {
     expect(await points(DEMO_STUDENT_ID)).toBe(10 + 10 + 100);
     const keys = (await t.request('GET', '/api/gamification/badges', { token: student })).body.data.earned.map((b: any) => b.key).sort();
     expect(keys).toEqual(['FIRST_COURSE', 'FIRST_LESSON']);
+  });
+});
+
+describe('points and badges from assessments', () => {
+  const badgeMails = async (studentId: string) =>
+    (
+      await t.db
+        .select()
+        .from(notifications)
+        .where(and(eq(notifications.recipientId, studentId), eq(notifications.key, 'BADGE_EARNED'), eq(notifications.channel, 'IN_APP')))
+    )
+      .map((n) => n.title)
+      .sort();
+  const earned = async (token: string) => (await t.request('GET', '/api/gamification/badges', { token })).body.data.earned.map((b: any) => b.key).sort();
+  const kinds = async (studentId: string) => (await t.db.select().from(pointAwards).where(eq(pointAwards.studentId, studentId))).map((p) => `${p.kind}:${p.points}`).sort();
+
+  it('a passed quiz is worth 20 once; a perfect one gives PERFECT_QUIZ once, however often it is passed again', async () => {
+    await t.db.delete(notifications).where(eq(notifications.recipientId, DEMO_STUDENT_ID));
+    const { course } = await courseFor([DEMO_STUDENT_ID], 1);
+    const quizLesson = await createLesson(t, { courseId: course.id, type: 'QUIZ', order: 5 });
+    const teacher = await t.token({ role: 'TEACHER', id: DEMO_TEACHER_ID });
+    const put = await t.request('PUT', `/api/quiz/${quizLesson.id}`, {
+      token: teacher,
+      body: {
+        title: 'Stars',
+        passingScore: 50,
+        questions: [
+          { type: 'TRUE_FALSE', prompt: 'The Sun is a star.', correctAnswer: true },
+          { type: 'TRUE_FALSE', prompt: 'The Moon is a star.', correctAnswer: false },
+        ],
+      },
+    });
+    expect(put.status, put.raw).toBe(201);
+    const [q1, q2] = put.body.data.questions as [any, any];
+    const attempt = (answers: unknown[]) => t.request('POST', `/api/quiz/${quizLesson.id}/attempt`, { token: student, body: { answers } });
+
+    const failed = await attempt([{ questionId: q1.id, value: false }]);
+    expect(failed.body.data).toMatchObject({ passed: false });
+    expect(await points(DEMO_STUDENT_ID)).toBe(0);
+
+    const half = await attempt([{ questionId: q1.id, value: true }]);
+    expect(half.body.data).toMatchObject({ passed: true, percentage: 50 });
+    expect(await kinds(DEMO_STUDENT_ID)).toEqual(['LESSON_COMPLETED:10', 'QUIZ_PASSED:20']);
+    expect(await earned(student)).toEqual(['FIRST_LESSON']);
+
+    for (let i = 0; i < 2; i++) {
+      const perfect = await attempt([
+        { questionId: q1.id, value: true },
+        { questionId: q2.id, value: false },
+      ]);
+      expect(perfect.body.data).toMatchObject({ passed: true, percentage: 100 });
+    }
+    expect(await kinds(DEMO_STUDENT_ID)).toEqual(['LESSON_COMPLETED:10', 'QUIZ_PASSED:20']);
+    expect(await earned(student)).toEqual(['FIRST_LESSON', 'PERFECT_QUIZ']);
+    expect(await badgeMails(DEMO_STUDENT_ID)).toEqual(['Badge earned: First steps', 'Badge earned: Perfect score']);
+  });
+
+  it('an assignment graded at or above passing is worth 25 once, also when regraded; a grade below passing is worth nothing', async () => {
+    const { course } = await courseFor([DEMO_SIBLING_ID], 1);
+    const lesson = await createLesson(t, { courseId: course.id, type: 'ASSIGNMENT', order: 5 });
+    const teacher = await t.token({ role: 'TEACHER', id: DEMO_TEACHER_ID });
+    const put = await t.request('PUT', `/api/assignments/${lesson.id}`, {
+      token: teacher,
+      body: { title: 'Essay', instructions: 'Write.', maxScore: 10, passingScore: 6, dueDate: '2026-04-01T00:00:00.000Z' },
+    });
+    expect(put.status, put.raw).toBe(200);
+    const sub = await t.request('POST', `/api/assignments/${lesson.id}/submit`, { token: sibling, body: { textContent: 'My essay' } });
+    expect(sub.status, sub.raw).toBe(201);
+    const grade = (score: number) => t.request('POST', `/api/assignments/${lesson.id}/grade`, { token: teacher, body: { submissionId: sub.body.data.id, score } });
+
+    expect((await grade(5)).status).toBe(200);
+    expect(await points(DEMO_SIBLING_ID)).toBe(0);
+    expect((await grade(6)).status).toBe(200);
+    expect(await kinds(DEMO_SIBLING_ID)).toEqual(['ASSIGNMENT_PASSED:25', 'LESSON_COMPLETED:10']);
+    for (const score of [9, 4, 10]) expect((await grade(score)).status).toBe(200);
+    expect(await kinds(DEMO_SIBLING_ID)).toEqual(['ASSIGNMENT_PASSED:25', 'LESSON_COMPLETED:10']);
   });
 });
 

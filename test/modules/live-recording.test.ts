@@ -238,6 +238,39 @@ describe('recording/stop (3.1 rows 4–5)', () => {
     expect(expectOk(await stopRec(s.id)).recordingStatus).toBe('PROCESSING');
   });
 
+  it('a stop while the recorder is still starting: the start then tells the recorder to stop, so nothing records on, and the recording ends READY', async () => {
+    // An app whose recorder calls may take long, so the slow start is still in flight when the stop comes.
+    const app = await createTestApp({ env: { RECORDING_TIMEOUT_MS: '15000' } });
+    try {
+      const s = await liveSession(app);
+      const host = await app.token({ role: 'TEACHER', id: DEMO_TEACHER_ID });
+      app.recorderSim.setFault('slow', { delayMs: 3000, path: '/recordings/start' });
+      const starting = startRec(s.id, host, app);
+      for (let i = 0; i < 1000 && (await row(s.id, app)).recordingStatus !== 'PENDING'; i++) await new Promise((r) => setTimeout(r, 5));
+      expect((await row(s.id, app)).recordingStatus).toBe('PENDING');
+      // The recorder has nothing to stop yet: the stop marks the recording FAILED (spec 3.1).
+      expectError(await stopRec(s.id, host, app), 503, 'SERVICE_UNAVAILABLE');
+      expect((await row(s.id, app)).recordingStatus).toBe('FAILED');
+
+      // The start returns: the recorder did start, and is told to stop at once.
+      const started = expectOk(await starting);
+      app.recorderSim.setFault(null);
+      expect(started).toMatchObject({ recordingStatus: 'PROCESSING', alreadyRecording: false });
+      const mine = app.recorderSim.recordings.filter((r) => r.sessionId === s.id);
+      expect(mine.map((r) => r.status)).toEqual(['PROCESSING']);
+      expect(app.recorderSim.requests.filter((r) => r.path === '/recordings/stop').map((r) => r.body)).toEqual([
+        { roomName: s.roomName, sessionId: s.id },
+        { roomName: s.roomName, sessionId: s.id },
+      ]);
+      expect((await row(s.id, app)).recordingStatus).toBe('PROCESSING');
+      await app.recorderSim.flushCallbacks();
+      expect(await row(s.id, app)).toMatchObject({ recordingStatus: 'READY', recordingUrl: expect.stringContaining('.mp4') });
+    } finally {
+      app.recorderSim.setFault(null);
+      await app.close();
+    }
+  });
+
   it('recorder unreachable on stop: FAILED and 503 with a friendly message', async () => {
     const s = await liveSession();
     expectOk(await startRec(s.id));

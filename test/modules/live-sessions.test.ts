@@ -4,13 +4,14 @@
  * COMPLETED sessions only) and the iCalendar file, parsed back with ical.js.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import ICAL from 'ical.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCourse, enroll } from '../helpers/factories.js';
 import { expectError, expectOk, failingFields } from '../helpers/expect.js';
 import { liveSessions } from '../../src/modules/live-sessions/live-sessions.tables.js';
 import { institutions } from '../../src/modules/institutions/institutions.tables.js';
+import { notifications } from '../../src/modules/notifications/notifications.tables.js';
 import { DEMO_ADMIN_ID, DEMO_TEACHER2_ID, DEMO_TEACHER_ID, NORTH_ADMIN_ID, SECOND_INSTITUTION } from '../../src/dev/crm-sim/fixtures.js';
 
 let t: TestApp;
@@ -70,6 +71,30 @@ describe('create', () => {
     });
     const other = await createSession(course.id, { hostId: DEMO_TEACHER2_ID }, admin);
     expect(other.hostId).toBe(DEMO_TEACHER2_ID);
+  });
+
+  it('tells every ACTIVE enrollment of the course with LIVE_CLASS_SCHEDULED, in one notify, delivered in-app by the worker', async () => {
+    const course = await courseWith([{ n: 1 }, { n: 2 }, { n: 4, status: 'COMPLETED' }, { n: 5, status: 'DROPPED' }]);
+    const s = await createSession(course.id);
+    const rows = await t.db
+      .select()
+      .from(notifications)
+      .where(and(eq(notifications.key, 'LIVE_CLASS_SCHEDULED'), sql`${notifications.metadata}->>'sessionId' = ${s.id}`));
+    const inApp = rows.filter((r) => r.channel === 'IN_APP');
+    expect(inApp.map((r) => r.recipientId).sort()).toEqual([stu(1), stu(2)]);
+    expect(inApp[0]).toMatchObject({
+      institutionId: 'inst_demo',
+      status: 'PENDING',
+      title: 'Live class scheduled: Quadratics live',
+      message: 'A live class "Quadratics live" in Live algebra is scheduled for 2026-03-05T15:00:00.000Z.',
+      actionUrl: `/live-sessions/${s.id}`,
+      metadata: { sessionId: s.id, courseId: course.id, title: 'Quadratics live', courseTitle: 'Live algebra', scheduledAt: '2026-03-05T15:00:00.000Z', durationMinutes: 45 },
+    });
+    // All rows of the call share one delivery batch.
+    expect(new Set(inApp.map((r) => r.batchId)).size).toBe(1);
+    await t.worker.drain();
+    const list = await t.request('GET', '/api/notifications', { token: await studentToken(1) });
+    expect(list.body.data.notifications.map((n: any) => n.key)).toContain('LIVE_CLASS_SCHEDULED');
   });
 
   it('needs canManageCourses (403), a course of the institution (404) and a valid body (400)', async () => {

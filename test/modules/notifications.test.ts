@@ -184,7 +184,7 @@ describe('notify() and delivery', () => {
       recipients: [...recipients, ...recipients.slice(0, 10)],
       metadata: { title: 'Week 1', courseTitle: 'Biology' },
     });
-    expect(summary).toEqual({ recipients: 450, rows: 1350, batches: 3 });
+    expect(summary).toEqual({ recipients: 450, rows: 1350, newRecipients: 450, batches: 3 });
     const [{ n }] = await rawRows<{ n: number }>(
       t.db,
       sql`select count(distinct batch_id)::int as n from notifications where key = 'LIVE_CLASS_RECORDING_READY' and batch_id is not null`,
@@ -318,6 +318,79 @@ describe('digests', () => {
     await t.worker.drain();
     expect(mailer.sent.map((m) => m.subject)).toEqual(['Your daily digest: 1 notification']);
     t.clock.set('2026-03-02T09:00:00.000Z');
+  });
+
+  it('a WEEKLY_DIGEST user gets one weekly e-mail at weeklyDay weeklyTime; a daily digest due at the same moment sends only its own rows', async () => {
+    // 2026-03-02 is a Monday. Defaults: daily 08:00, weekly MONDAY 08:00, in UTC (the institution's zone).
+    t.clock.set('2026-03-02T09:00:00.000Z');
+    await t.request('PATCH', '/api/notifications/preferences', { token: student, body: { key: 'ASSESS_GRADED', frequency: 'WEEKLY_DIGEST' } });
+    await t.request('PATCH', '/api/notifications/preferences', { token: student, body: { key: 'LIVE_CLASS_SCHEDULED', frequency: 'DAILY_DIGEST' } });
+    try {
+      for (const title of ['Quiz W1', 'Quiz W2']) {
+        await send({ key: 'ASSESS_GRADED', recipients: [DEMO_STUDENT_ID], metadata: { title } });
+        t.clock.advance(60_000);
+      }
+      const held = await t.db
+        .select()
+        .from(notifications)
+        .where(and(eq(notifications.recipientId, DEMO_STUDENT_ID), eq(notifications.channel, 'email')));
+      expect(held.map((r) => [r.status, r.frequency, r.digestDueAt?.toISOString()])).toEqual(Array(2).fill(['PENDING', 'WEEKLY_DIGEST', '2026-03-09T08:00:00.000Z']));
+
+      // Daily digest times pass during the week: nothing weekly goes out.
+      t.clock.set('2026-03-03T08:00:00.000Z');
+      await t.worker.drain();
+      expect(mailer.sent).toHaveLength(0);
+
+      // Sunday: a live class is scheduled; its daily digest is due Monday 08:00, the weekly digest's moment.
+      t.clock.set('2026-03-08T12:00:00.000Z');
+      await send({
+        key: 'LIVE_CLASS_SCHEDULED',
+        recipients: [DEMO_STUDENT_ID],
+        metadata: { title: 'Revision class', courseTitle: 'Biology', scheduledAt: '2026-03-10T15:00:00Z' },
+      });
+      t.clock.set('2026-03-09T07:59:00.000Z');
+      await t.worker.drain();
+      expect(mailer.sent).toHaveLength(0);
+
+      t.clock.set('2026-03-09T08:00:00.000Z');
+      await t.worker.drain();
+      const bySubject = Object.fromEntries(mailer.sent.map((m) => [m.subject, m]));
+      expect(Object.keys(bySubject).sort()).toEqual(['Your daily digest: 1 notification', 'Your weekly digest: 2 notifications']);
+      expect(bySubject['Your weekly digest: 2 notifications']!.text).toContain('Graded: Quiz W1');
+      expect(bySubject['Your weekly digest: 2 notifications']!.text).toContain('Graded: Quiz W2');
+      expect(bySubject['Your weekly digest: 2 notifications']!.text).not.toContain('Revision class');
+      expect(bySubject['Your daily digest: 1 notification']!.text).toContain('Revision class');
+      const after = await t.db
+        .select()
+        .from(notifications)
+        .where(and(eq(notifications.recipientId, DEMO_STUDENT_ID), eq(notifications.channel, 'email')));
+      expect(after.every((r) => r.status === 'SENT')).toBe(true);
+      // Nothing more the following week.
+      t.clock.set('2026-03-16T08:00:00.000Z');
+      await t.worker.drain();
+      expect(mailer.sent).toHaveLength(2);
+    } finally {
+      t.clock.set('2026-03-02T09:00:00.000Z');
+    }
+  });
+
+  it('two digest jobs of one person due at once (the old time and a rescheduled one) send the held rows once', async () => {
+    t.clock.set('2026-03-02T09:00:00.000Z');
+    await t.request('PATCH', '/api/notifications/preferences', { token: student, body: { key: 'ASSESS_GRADED', frequency: 'DAILY_DIGEST' } });
+    try {
+      await send({ key: 'ASSESS_GRADED', recipients: [DEMO_STUDENT_ID], metadata: { title: 'Quiz R1' } });
+      await send({ key: 'ASSESS_GRADED', recipients: [DEMO_STUDENT_ID], metadata: { title: 'Quiz R2' } });
+      // Due tomorrow 08:00; moving the daily time to 07:00 adds a job at 07:00 while the 08:00 one stays queued.
+      await t.request('PATCH', '/api/notifications/preferences/digest-times', { token: student, body: { dailyTime: '07:00' } });
+      const queued = await t.db.select().from(jobs).where(eq(jobs.name, 'notifications.sendDigest'));
+      expect(queued.map((j) => j.runAt.toISOString()).sort()).toEqual(['2026-03-03T07:00:00.000Z', '2026-03-03T08:00:00.000Z']);
+      // The worker was down overnight: both are due, and run side by side.
+      t.clock.set('2026-03-03T09:00:00.000Z');
+      await t.worker.drain();
+      expect(mailer.sent.map((m) => m.subject)).toEqual(['Your daily digest: 2 notifications']);
+    } finally {
+      t.clock.set('2026-03-02T09:00:00.000Z');
+    }
   });
 
   it('forceImmediate sends a digest user their e-mail at once', async () => {
@@ -541,6 +614,29 @@ describe('push tokens and devices', () => {
 
     expectError(await t.request('POST', '/api/notifications/push-token', { token: student, body: { token, platform: 'windows' } }), 400, 'VALIDATION_ERROR');
     expectError(await t.request('POST', '/api/notifications/push-token', { token: student, body: { token: '', platform: 'web' } }), 400, 'VALIDATION_ERROR');
+  });
+
+  it('a token lives on one row of the whole platform: registering it in another institution clears it here, also when both register at once', async () => {
+    const token = 'shared-kiosk-browser';
+    expect((await t.request('POST', '/api/notifications/push-token', { token: student, body: { token, platform: 'web' } })).status).toBe(200);
+    // A learner of another institution signs in on the same browser.
+    expect((await t.request('POST', '/api/notifications/push-token', { token: northStudent, body: { token, platform: 'web' } })).status).toBe(200);
+    const rows = await t.db.select().from(notificationDevices).where(eq(notificationDevices.token, token));
+    expect(rows.map((r) => [r.institutionId, r.userId])).toEqual([['inst_north', NORTH_STUDENT_ID]]);
+    expect((await t.request('GET', '/api/notifications/preferences', { token: student })).body.data.hasPushToken).toBe(false);
+    expect((await t.request('GET', '/api/notifications/preferences', { token: northStudent })).body.data.hasPushToken).toBe(true);
+    // A notification for the first user no longer reaches that browser.
+    await send({ key: 'ASSESS_GRADED', recipients: [DEMO_STUDENT_ID], metadata: { title: 'Quiz K' } });
+    await t.worker.drain();
+    expect(push.sent).toEqual([]);
+
+    // Two registrations of one new token at once, from two institutions: one row remains, no error.
+    const both = await Promise.all([
+      t.request('POST', '/api/v1/devices/fcm-token', { token: student, body: { token: 'fcm-shared', platform: 'android' } }),
+      t.request('POST', '/api/v1/devices/fcm-token', { token: northStudent, body: { token: 'fcm-shared', platform: 'android' } }),
+    ]);
+    expect(both.map((r) => r.status)).toEqual([200, 200]);
+    expect(await t.db.select().from(notificationDevices).where(eq(notificationDevices.token, 'fcm-shared'))).toHaveLength(1);
   });
 
   it('mobile apps register through /api/v1/devices/{provider}-token with a bearer token and device metadata', async () => {

@@ -525,13 +525,10 @@ describe('maxAttempts (409 ATTEMPT_LIMIT)', () => {
 // ── time limit ─────────────────────────────────────────────────────────────────
 
 describe('time limit: POST /start, then /attempt within the limit + 30 s', () => {
-  it('hides the questions until the start; refuses a submission without one', async () => {
+  it('hides the questions until the start', async () => {
     const s = await setup(20, { timeLimitMinutes: 10 });
     const before = expectOk(await t.request('GET', `/api/quiz/${s.lessonId}`, { token: s.token }));
     expect(before).toMatchObject({ timeLimitMinutes: 10, questions: null, questionCount: 5, myAttempts: { inProgress: null } });
-    const res = await submit(s, s.rightAnswers);
-    expectError(res, 400, 'VALIDATION_ERROR');
-    expect(failingFields(res)).toEqual(['body.attemptId']);
     expect(await attemptRows(s)).toEqual([]);
 
     const startRes = await t.request('POST', `/api/quiz/${s.lessonId}/start`, { token: s.token });
@@ -557,6 +554,23 @@ describe('time limit: POST /start, then /attempt within the limit + 30 s', () =>
     // Submitting the same attempt again: 409.
     expectError(await submit(s, s.rightAnswers, { attemptId: started.attempt.id }), 409, 'CONFLICT');
     expectError(await submit(s, s.rightAnswers, { attemptId: 'not-mine' }), 404, 'NOT_FOUND');
+  });
+
+  it('a client that never calls /start: /attempt alone is an attempt started and submitted at once, within its time, counted', async () => {
+    const s = await setup(31, { timeLimitMinutes: 10, maxAttempts: 2 });
+    const now = t.clock.now().toISOString();
+    const first = expectOk(await submit(s, s.rightAnswers.slice(0, 2)));
+    expect(first).toMatchObject({ attemptNumber: 1, status: 'SUBMITTED', startedAt: now, submittedAt: now, passed: false, completion: null });
+    expect(Date.parse(first.deadlineAt)).toBe(Date.parse(now) + 10 * 60_000);
+    t.clock.advance(60_000);
+    const second = expectOk(await submit(s, s.rightAnswers));
+    expect(second).toMatchObject({ attemptNumber: 2, status: 'SUBMITTED', passed: true, percentage: 100, completion: { lessonCompleted: true } });
+    expectError(await submit(s, s.rightAnswers), 409, 'ATTEMPT_LIMIT');
+    expect((await attemptRows(s)).map((r) => r.status)).toEqual(['SUBMITTED', 'SUBMITTED']);
+    // With an attempt open (from /start on another device, say), /attempt submits that one.
+    const s2 = await setup(32, { timeLimitMinutes: 10 });
+    const started = expectOk(await t.request('POST', `/api/quiz/${s2.lessonId}/start`, { token: s2.token }), 201);
+    expect(expectOk(await submit(s2, s2.rightAnswers))).toMatchObject({ id: started.attempt.id, attemptNumber: 1 });
   });
 
   it('a submission after the deadline + 30 s is 400 and recorded EXPIRED, ungraded and not passed', async () => {

@@ -86,7 +86,8 @@ export interface RecorderSim {
   recordings: RecorderSimRecording[];
   callbacks: RecorderSimCallback[];
   requests: RecorderSimRequest[];
-  setFault(fault: RecorderSimFault | null, opts?: { delayMs?: number }): void;
+  /** `path` limits the fault to requests of that path (e.g. only `/recordings/start` is slow). */
+  setFault(fault: RecorderSimFault | null, opts?: { delayMs?: number; path?: string }): void;
   /** Sends every callback not yet delivered once, now; answers what each attempt got. */
   flushCallbacks(): Promise<RecorderSimCallback[]>;
   /** Clears records of requests, recordings and callbacks (not the fault). */
@@ -129,7 +130,7 @@ export async function startRecorderSim(opts: RecorderSimOptions = {}): Promise<R
   const requests: RecorderSimRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
   const inFlight = new Set<Promise<unknown>>();
-  let fault: { kind: RecorderSimFault; delayMs: number } | null = null;
+  let fault: { kind: RecorderSimFault; delayMs: number; path: string | null } | null = null;
   let closed = false;
   let baseUrl = '';
 
@@ -198,7 +199,7 @@ export async function startRecorderSim(opts: RecorderSimOptions = {}): Promise<R
   }
 
   const server = createServer((req, res) => {
-    const active = fault;
+    const active = fault && (fault.path === null || (req.url ?? '/').split('?')[0] === fault.path) ? fault : null;
     if (active?.kind === 'down') {
       req.socket.destroy();
       return;
@@ -273,7 +274,7 @@ export async function startRecorderSim(opts: RecorderSimOptions = {}): Promise<R
     callbacks,
     requests,
     setFault(kind, o = {}) {
-      fault = kind ? { kind, delayMs: o.delayMs ?? DEFAULT_SLOW_MS } : null;
+      fault = kind ? { kind, delayMs: o.delayMs ?? DEFAULT_SLOW_MS, path: o.path ?? null } : null;
     },
     async flushCallbacks() {
       const due = callbacks.filter((c) => !c.delivered);

@@ -60,7 +60,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Create or replace the assignment of an ASSIGNMENT lesson',
         description:
           'The course owner or ADMIN (with canManageCourses). `rubric` absent keeps the current rubric, null removes it; criteria sent with their `id` keep it, ' +
-          'others get new ids, criteria left out are removed. `totalPoints` is computed. A lesson of another type → 400.',
+          'others get new ids, criteria left out are removed. `totalPoints` is computed and may differ from `maxScore`: a peer review scores the rubric (0..totalPoints), ' +
+          'and the peer average is scaled to maxScore (× maxScore / totalPoints) to become the submission score. A lesson of another type → 400.',
         params: idParams,
         body: upsertAssignmentBody,
         response: { 200: envelope(assignmentSchema) },
@@ -78,7 +79,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Submit (or resubmit) the caller’s work',
         description:
           'Text and/or files (`fileId` or `key` of files the caller registered through POST /api/files). After the due date: 400 unless the assignment allows late work ' +
-          '(then `isLate` is true). Resubmitting replaces an ungraded submission; after grading → 409 CONFLICT. On a peer-assessed assignment reviewers are allocated ' +
+          '(then `isLate` is true). Resubmitting replaces an ungraded submission; after grading, or once any peer review of it was submitted or flagged → 409 CONFLICT. ' +
+          'On a peer-assessed assignment reviewers are allocated ' +
           'once N + 1 students have submitted (N = peerReviewCount).',
         params: idParams,
         body: submitBody,
@@ -199,7 +201,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         operationId: 'submitPeerReview',
         summary: 'Submit a peer review',
         description:
-          'With a rubric: rubricScores for every criterion (0..maxPoints), score = their sum; without: score 0..maxScore. Answers the aggregate; `finalisedNow` is true ' +
+          'With a rubric: rubricScores for every criterion (0..maxPoints), score = their sum; without: score 0..maxScore. Answers the aggregate, whose `peerScoreAverage` is on ' +
+          'the maxScore scale (with a rubric: the average of the sums × maxScore / totalPoints); `finalisedNow` is true ' +
           `when this completed the last review and the peer average became the score. ${anonymous}`,
         params: idParams,
         body: submitReviewBody,

@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, inArray, or, sql } from 'drizzle-orm';
 import { withTx, type ServiceContext } from '../../platform/context.js';
 import { iso } from '../../platform/dto.js';
-import { byId, inTenant } from '../../platform/db/tenancy.js';
+import { byId, inTenant, sameTenantRef } from '../../platform/db/tenancy.js';
 import { conflict, notFound, validationError } from '../../platform/http/errors.js';
 import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
 import { canManageCourses } from '../../platform/auth/permissions.js';
@@ -11,7 +11,7 @@ import type { Course } from '../courses/courses.tables.js';
 import { files } from '../files/files.tables.js';
 import { institutionSlug } from '../institutions/institutions.service.js';
 import { notify } from '../notifications/notify.js';
-import { completeAssessedLesson } from '../progress/progress.service.js';
+import { completeAssessedLesson, recordAssessedScore } from '../progress/progress.service.js';
 import { allocateReviewers } from './peer-allocation.js';
 import { audit, changes as changedFields, snapshot } from '../audit/audit.js';
 import {
@@ -255,7 +255,8 @@ async function resolveFiles(ctx: ServiceContext, input: NonNullable<SubmitInput[
 /**
  * POST /api/assignments/{id}/submit: a learner's submission (ACTIVE or COMPLETED enrollment,
  * the lesson open to them). Late ones are refused unless the assignment allows them; a
- * resubmission replaces an ungraded submission and is refused (409) once graded. On a
+ * resubmission replaces an ungraded submission and is refused (409) once graded, or once any
+ * peer review of it was submitted or flagged (the reviewers judged that work). On a
  * peer-assessed assignment, reviewers are allocated in the same transaction.
  */
 export async function submit(ctx: ServiceContext, id: string, body: SubmitInput) {
@@ -278,6 +279,13 @@ export async function submit(ctx: ServiceContext, id: string, body: SubmitInput)
     let row: Submission;
     if (existing) {
       if (existing.status === 'GRADED' || existing.instructorScore !== null) throw conflict('This submission has been graded and cannot be replaced');
+      // Reviews complete under this row's lock, so none can finish while the check holds.
+      const [reviewed] = await tx.db
+        .select({ n: count() })
+        .from(peerReviews)
+        .where(and(inTenant(tx, peerReviews), eq(peerReviews.submissionId, existing.id), inArray(peerReviews.status, ['SUBMITTED', 'FLAGGED'])));
+      if (reviewed!.n > 0)
+        throw conflict('Peers have already reviewed this submission, so it can no longer be replaced', { submissionId: existing.id, reviewsCompleted: reviewed!.n });
       [row] = (await tx.db
         .update(submissions)
         .set(content)
@@ -306,6 +314,17 @@ export async function submit(ctx: ServiceContext, id: string, body: SubmitInput)
 
 const percentOf = (score: number, max: number) => (max > 0 ? (score / max) * 100 : 0);
 const passes = (a: Assignment, score: number) => a.passingScore === null || score >= a.passingScore;
+
+/**
+ * The grade that counts, on the lesson: a pass completes it with the score as a percentage; a
+ * grade below the pass mark (also a regrade of a passed submission) only sets the lesson's
+ * score, so the enrollment's `finalScore` never keeps a grade that was replaced.
+ */
+async function scoreLesson(tx: ServiceContext, assignment: Assignment, course: Course, enrollmentId: string, score: number) {
+  const percent = percentOf(score, assignment.maxScore);
+  if (passes(assignment, score)) await completeAssessedLesson(tx, course, assignment.id, enrollmentId, percent);
+  else await recordAssessedScore(tx, course, assignment.id, enrollmentId, percent);
+}
 
 /**
  * POST /api/assignments/{id}/grade (canManageCourses): the instructor's score (0..maxScore)
@@ -345,7 +364,7 @@ export async function grade(ctx: ServiceContext, id: string, body: { submissionI
       targetId: row.id,
       ...changedFields(current, row, ['status', 'score', 'instructorScore', 'feedback', 'gradedBy']),
     });
-    if (passes(assignment, body.score)) await completeAssessedLesson(tx, course, id, row.enrollmentId, percentOf(body.score, assignment.maxScore));
+    await scoreLesson(tx, assignment, course, row.enrollmentId, body.score);
     await notify(tx, {
       institutionId: tx.institutionId,
       key: 'ASSESS_GRADED',
@@ -378,6 +397,22 @@ export async function listSubmissions(ctx: ServiceContext, id: string, q: { page
 
 // ── peer finalisation ───────────────────────────────────────────────────────
 
+/**
+ * What turns a review score into the assignment's scale: with a rubric a review's score is the
+ * sum of its criteria (0..totalPoints), so the peer average is scaled by maxScore / totalPoints
+ * (1 when they are equal, the usual case). Without a rubric reviews score 0..maxScore already.
+ * The rubric as it is now counts: changing its total later rescales the average.
+ */
+async function rubricScale(tx: ServiceContext, assignment: Assignment): Promise<number> {
+  const [row] = await tx.db
+    .select({ total: sql<number | null>`sum(${rubricCriteria.maxPoints})::float8` })
+    .from(rubricCriteria)
+    .innerJoin(rubrics, sameTenantRef(rubricCriteria.rubricId, rubricCriteria.institutionId, rubrics))
+    .where(and(inTenant(tx, rubrics), eq(rubrics.assignmentId, assignment.id)));
+  const total = row?.total ?? null;
+  return total && total > 0 ? assignment.maxScore / total : 1;
+}
+
 export interface Aggregate {
   peerScoreAverage: number | null;
   reviewsSubmitted: number;
@@ -388,8 +423,9 @@ export interface Aggregate {
 /**
  * Recompute a submission's peer aggregate after a review completed (the caller holds the
  * submission's row lock, so the last two reviews of a submission cannot both miss or both
- * see completion). When every assigned review is complete and no instructor grade exists, the
- * peer average becomes the score, once (`peer_finalised_at`), and the student gets
+ * see completion). The peer average is on the maxScore scale (`rubricScale`). When every
+ * assigned review is complete and no instructor grade exists, the peer average becomes the
+ * score, once (`peer_finalised_at`), and the student gets
  * ASSESS_PEER_GRADED, forced immediate. FLAGGED reviews count as completed but not in the
  * average; when every review was flagged there is no peer score to give, so nothing is sent
  * and the submission waits for the instructor (the owner was told of each flag).
@@ -403,7 +439,8 @@ export async function recomputeAggregate(tx: ServiceContext, assignment: Assignm
     })
     .from(peerReviews)
     .where(and(inTenant(tx, peerReviews), eq(peerReviews.submissionId, submission.id)));
-  const average = agg!.average === null ? null : Math.round(agg!.average * 100) / 100;
+  const scale = await rubricScale(tx, assignment);
+  const average = agg!.average === null ? null : Math.round(agg!.average * scale * 100) / 100;
   const now = tx.clock.now();
   await tx.db
     .update(submissions)
@@ -418,7 +455,7 @@ export async function recomputeAggregate(tx: ServiceContext, assignment: Assignm
       .returning();
     if (finalised) {
       finalisedNow = true;
-      if (passes(assignment, average)) await completeAssessedLesson(tx, course, assignment.id, finalised.enrollmentId, percentOf(average, assignment.maxScore));
+      await scoreLesson(tx, assignment, course, finalised.enrollmentId, average);
       await notify(tx, {
         institutionId: tx.institutionId,
         key: 'ASSESS_PEER_GRADED',

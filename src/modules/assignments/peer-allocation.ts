@@ -14,20 +14,33 @@ interface Review {
   movable: boolean;
 }
 
+interface Submitter {
+  submissionId: string;
+  studentId: string;
+  /** Its peer grade is final (or an instructor graded it): an extra review there changes no score, so others come first. */
+  settled?: boolean;
+}
+
 /**
  * The reviewer plan of a peer-assessed assignment, computed in memory from every submission
  * and review (pure, so it is easy to test): returns the reviews to create and the reviews to
- * move to another reviewer.
+ * move to another reviewer. The rule it keeps (issue 11):
  *
  * - Nothing happens until N + 1 students have submitted (N = peerReviewCount); from then on
- *   every submission has N reviewers, drawn from the other submitters, never its author,
- *   never the same reviewer twice.
- * - A new review goes to the least-loaded eligible submitter (ties: who submitted first).
- * - Then loads are balanced: while some reviewer has two or more reviews above another, a
- *   movable review of the most-loaded moves to the least-loaded, if that reviewer may take it.
- *   So a late submitter gets reviews of their own work and reviewing duties too.
+ *   every submission has (at least) N reviewers, drawn from the other submitters, never its
+ *   author, never the same reviewer twice.
+ * - Reviewer loads are balanced: no reviewer has more than one review above any other.
+ *
+ * A missing review goes to the least-loaded eligible submitter (ties: who submitted first).
+ * Then, while some reviewer has two or more reviews above the least-loaded one, a movable
+ * review (PENDING and untouched) of a most-loaded reviewer moves to the least-loaded, if that
+ * person may take it. A review someone started or finished never moves: when no movable
+ * review fits, the least-loaded person gets an extra review of a submission they may review
+ * (one not yet settled first, then the one with the fewest reviewers, then the earliest), so
+ * that submission has more than N reviewers. So a late submitter gets reviews of their own
+ * work and reviewing duties too, whatever happened to the earlier reviews.
  */
-export function planAllocation(n: number, submitters: { submissionId: string; studentId: string }[], existing: Review[]) {
+export function planAllocation(n: number, submitters: Submitter[], existing: Review[]) {
   if (n < 1 || submitters.length < n + 1) return { create: [] as Review[], move: [] as Array<{ id: string; to: string }> };
   const authorOf = new Map(submitters.map((s) => [s.submissionId, s.studentId]));
   const order = new Map(submitters.map((s, i) => [s.studentId, i]));
@@ -36,39 +49,47 @@ export function planAllocation(n: number, submitters: { submissionId: string; st
   for (const r of reviews) load.set(r.reviewerId, (load.get(r.reviewerId) ?? 0) + 1);
   const reviewersOf = (submissionId: string) => new Set(reviews.filter((r) => r.submissionId === submissionId).map((r) => r.reviewerId));
   const byLoad = (a: string, b: string) => load.get(a)! - load.get(b)! || order.get(a)! - order.get(b)!;
+  const mayReview = (person: string, submissionId: string) => authorOf.get(submissionId) !== person && !reviewersOf(submissionId).has(person);
 
   const create: Review[] = [];
+  const add = (submissionId: string, reviewerId: string) => {
+    const review: Review = { id: null, submissionId, reviewerId, movable: true };
+    reviews.push(review);
+    create.push(review);
+    load.set(reviewerId, load.get(reviewerId)! + 1);
+  };
   for (const s of submitters) {
     const taken = reviewersOf(s.submissionId);
     while (taken.size < n) {
       const candidates = submitters.map((x) => x.studentId).filter((id) => id !== s.studentId && !taken.has(id));
       if (candidates.length === 0) break;
       const reviewer = candidates.sort(byLoad)[0]!;
-      const review: Review = { id: null, submissionId: s.submissionId, reviewerId: reviewer, movable: true };
-      reviews.push(review);
-      create.push(review);
+      add(s.submissionId, reviewer);
       taken.add(reviewer);
-      load.set(reviewer, load.get(reviewer)! + 1);
     }
   }
 
   const moved = new Map<Review, string>();
-  for (let guard = 0; guard < reviews.length * 2; guard++) {
+  // Each round moves a review or adds one to the least-loaded person, so the spread shrinks; the guard only bounds a bug.
+  for (let guard = 0; guard < (submitters.length + reviews.length) * 4; guard++) {
     const people = [...load.keys()].sort(byLoad);
     const low = people[0]!;
+    const highest = load.get(people[people.length - 1]!)!;
+    if (highest - load.get(low)! <= 1) break;
     const highs = people.filter((p) => load.get(p)! >= load.get(low)! + 2).reverse();
-    let done = false;
-    for (const high of highs) {
-      const review = reviews.find((r) => r.reviewerId === high && r.movable && authorOf.get(r.submissionId) !== low && !reviewersOf(r.submissionId).has(low));
-      if (!review) continue;
-      review.reviewerId = low;
-      if (review.id) moved.set(review, low);
-      load.set(high, load.get(high)! - 1);
+    const movable = highs.map((high) => reviews.find((r) => r.reviewerId === high && r.movable && mayReview(low, r.submissionId))).find(Boolean);
+    if (movable) {
+      load.set(movable.reviewerId, load.get(movable.reviewerId)! - 1);
       load.set(low, load.get(low)! + 1);
-      done = true;
-      break;
+      movable.reviewerId = low;
+      if (movable.id) moved.set(movable, low);
+      continue;
     }
-    if (!done) break;
+    const extra = submitters
+      .filter((s) => mayReview(low, s.submissionId))
+      .sort((a, b) => Number(!!a.settled) - Number(!!b.settled) || reviewersOf(a.submissionId).size - reviewersOf(b.submissionId).size)[0];
+    if (!extra) break;
+    add(extra.submissionId, low);
   }
   return { create, move: [...moved].map(([r, to]) => ({ id: r.id!, to })) };
 }
@@ -81,7 +102,11 @@ export function planAllocation(n: number, submitters: { submissionId: string; st
 export async function allocateReviewers(tx: ServiceContext, assignment: Assignment, course: Course) {
   const [subs, existing] = await Promise.all([
     tx.db
-      .select({ submissionId: submissions.id, studentId: submissions.studentId })
+      .select({
+        submissionId: submissions.id,
+        studentId: submissions.studentId,
+        settled: sql<boolean>`${submissions.peerFinalisedAt} is not null or ${submissions.instructorScore} is not null`,
+      })
       .from(submissions)
       .where(and(inTenant(tx, submissions), eq(submissions.assignmentId, assignment.id)))
       .orderBy(asc(submissions.createdAt), asc(submissions.id)),

@@ -2,7 +2,7 @@ import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
 import { withTx, type ServiceContext } from '../../platform/context.js';
 import { iso } from '../../platform/dto.js';
 import { byId, inTenant, sameTenantRef } from '../../platform/db/tenancy.js';
-import { conflict, validationError } from '../../platform/http/errors.js';
+import { conflict, notFound, validationError } from '../../platform/http/errors.js';
 import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
 import { requireAccess } from '../access/access.service.js';
 import { courses, type Course } from '../courses/courses.tables.js';
@@ -86,13 +86,24 @@ async function loadForReviewer(ctx: ServiceContext, reviewId: string, lock = fal
     .from(submissions)
     .where(byId(ctx, submissions, review.submissionId));
   const [submission] = lock ? await query.for('update') : await query;
-  const [current] = lock
-    ? await ctx.db
-        .select()
-        .from(peerReviews)
-        .where(byId(ctx, peerReviews, reviewId))
-    : [review];
-  return { review: current!, assignment, course: course!, submission: submission!, rubric: await rubricOf(ctx, assignment.id) };
+  // Read again under the lock, still as the caller's: allocation may have moved an untouched review meanwhile.
+  const [current] = lock ? await ctx.db.select().from(peerReviews).where(mine(ctx, reviewId)) : [review];
+  if (!current) throw notFound('Peer review');
+  return { review: current, assignment, course: course!, submission: submission!, rubric: await rubricOf(ctx, assignment.id) };
+}
+
+/** The caller's review by id: every write names the reviewer too, so a review moved to someone else in between is not theirs to change. */
+const mine = (ctx: ServiceContext, reviewId: string) => and(byId(ctx, peerReviews, reviewId), eq(peerReviews.reviewerId, ctx.actor.personId));
+
+/** A write to a PENDING review of the caller; none done means it was moved away or finished meanwhile. */
+async function writeOwnPending(tx: ServiceContext, reviewId: string, set: Partial<typeof peerReviews.$inferInsert>): Promise<PeerReview> {
+  const [row] = await tx.db
+    .update(peerReviews)
+    .set(set)
+    .where(and(mine(tx, reviewId), eq(peerReviews.status, 'PENDING')))
+    .returning();
+  if (!row) throw notFound('Peer review');
+  return row;
 }
 
 const reviewDto = (r: PeerReview) => ({
@@ -160,16 +171,12 @@ export async function saveDraft(ctx: ServiceContext, reviewId: string, body: { r
       if (!rubric) throw validationError('This assignment has no rubric', [{ field: 'body.rubricScores', message: 'no rubric' }]);
       checkRubricScores(rubric, body.rubricScores, false);
     }
-    const [row] = await tx.db
-      .update(peerReviews)
-      .set({
-        ...(body.rubricScores !== undefined && { rubricScores: { ...review.rubricScores, ...body.rubricScores } }),
-        ...(body.feedback !== undefined && { feedback: body.feedback }),
-        updatedAt: tx.clock.now(),
-      })
-      .where(and(byId(tx, peerReviews, review.id), eq(peerReviews.status, 'PENDING')))
-      .returning();
-    return { id: row!.id, status: row!.status, score: row!.score, rubricScores: row!.rubricScores, feedback: row!.feedback, updatedAt: iso(row!.updatedAt) };
+    const row = await writeOwnPending(tx, review.id, {
+      ...(body.rubricScores !== undefined && { rubricScores: { ...review.rubricScores, ...body.rubricScores } }),
+      ...(body.feedback !== undefined && { feedback: body.feedback }),
+      updatedAt: tx.clock.now(),
+    });
+    return { id: row.id, status: row.status, score: row.score, rubricScores: row.rubricScores, feedback: row.feedback, updatedAt: iso(row.updatedAt) };
   });
 }
 
@@ -196,10 +203,7 @@ export async function submitReview(ctx: ServiceContext, reviewId: string, body: 
       score = body.score;
     }
     const now = tx.clock.now();
-    await tx.db
-      .update(peerReviews)
-      .set({ status: 'SUBMITTED', score, rubricScores, feedback: body.feedback ?? review.feedback ?? '', submittedAt: now, updatedAt: now })
-      .where(byId(tx, peerReviews, review.id));
+    await writeOwnPending(tx, review.id, { status: 'SUBMITTED', score, rubricScores, feedback: body.feedback ?? review.feedback ?? '', submittedAt: now, updatedAt: now });
     const aggregate = await recomputeAggregate(tx, assignment, course, submission);
     return { status: 'SUBMITTED' as const, score, aggregate };
   });
@@ -211,10 +215,7 @@ export async function flagReview(ctx: ServiceContext, reviewId: string, reason: 
     const { review, assignment, course, submission } = await loadForReviewer(tx, reviewId, true);
     assertPending(review);
     const now = tx.clock.now();
-    await tx.db
-      .update(peerReviews)
-      .set({ status: 'FLAGGED', flagReason: reason, submittedAt: now, updatedAt: now })
-      .where(byId(tx, peerReviews, review.id));
+    await writeOwnPending(tx, review.id, { status: 'FLAGGED', flagReason: reason, submittedAt: now, updatedAt: now });
     if (course.ownerId) {
       await notify(tx, {
         institutionId: tx.institutionId,

@@ -40,7 +40,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         security,
         operationId: 'cronAssignmentReminders',
         summary: 'Create in-app reminders for assignments due within the next 24 hours (hourly, minute 0)',
-        description: 'Each student is reminded at most once per assignment, however often this runs.',
+        description:
+          'For each assignment due in [now, now + 24 h), every student with an ACTIVE enrollment in its course and no submission gets an in-app ASSIGNMENT_DUE_REMINDER, at most once per assignment and student however often (or concurrently) this runs.',
         response: { 200: envelope(remindersSchema) },
       },
     },

@@ -2,22 +2,14 @@ import type { Deps } from '../../platform/context.js';
 import { takeDailySnapshots } from '../analytics/analytics.snapshot.js';
 import { runDueSchedules } from '../analytics/analytics.schedules.js';
 import { evaluateAlerts } from '../analytics/analytics.alerts.js';
-
-/** Spec 8: the reminder window is the next 24 hours. */
-export const REMINDER_WINDOW_MS = 24 * 3_600_000;
+import { sendDueReminders } from '../assignments/assignments.reminders.js';
 
 /**
  * `assignment-reminders`: an in-app ASSIGNMENT_DUE_REMINDER for every student with an ACTIVE
- * enrollment and no submission, for each assignment due in the next 24 hours, sent through
- * notify() with the dedupe key `assignment:<id>` so each student gets one per assignment however
- * often the cron runs. Assignments arrive with the assessment module (issue 11); until then
- * there is nothing due and the summary counts zero.
+ * enrollment and no submission, for each assignment due in the next 24 hours, at most once per
+ * assignment and student however often (or concurrently) the cron runs.
  */
-export async function sendAssignmentReminders(deps: Deps) {
-  const from = deps.clock.now();
-  const to = new Date(from.getTime() + REMINDER_WINDOW_MS);
-  return { windowFrom: from.toISOString(), windowTo: to.toISOString(), assignmentsDue: 0, remindersCreated: 0 };
-}
+export const sendAssignmentReminders = (deps: Deps) => sendDueReminders({ db: deps.database.db, clock: deps.clock, config: deps.config });
 
 /**
  * `report-schedules`: claims each due report schedule once for its due time (a conditional

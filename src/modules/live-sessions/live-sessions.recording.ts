@@ -4,6 +4,10 @@
  *   null/PROCESSING/READY/FAILED --start--> PENDING --recorder ok--> RECORDING --stop--> PROCESSING --webhook--> READY | FAILED
  *                                              └──recorder fails──> (the prior status)      └──recorder unreachable──> FAILED
  *
+ * A stop while the recorder is still starting (PENDING) finds nothing to stop and marks it
+ * FAILED; the start, when the recorder answers, sees the row is no longer PENDING and tells the
+ * recorder to stop, so no recording is left running (and it becomes PROCESSING after all).
+ *
  * Every transition is one conditional UPDATE (or a row lock), so concurrent calls and replayed
  * webhooks apply at most once. No transaction is held open across a call to the recorder.
  */
@@ -11,8 +15,8 @@ import { and, eq, inArray } from 'drizzle-orm';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import { withTx, type Logger, type ServiceContext } from '../../platform/context.js';
-import type { Db } from '../../platform/db/client.js';
-import { byId, sameTenantRef, type TenantScope } from '../../platform/db/tenancy.js';
+import type { DbOrTx } from '../../platform/db/client.js';
+import { byId, inTenant, sameTenantRef, type TenantScope } from '../../platform/db/tenancy.js';
 import { iso } from '../../platform/dto.js';
 import { AppError, conflict, notFound, validationError } from '../../platform/http/errors.js';
 import { enqueue } from '../../platform/queue/queue.js';
@@ -118,7 +122,37 @@ export async function startRecording(ctx: ServiceContext, id: string) {
     if (row) await auditUpdate(tx, 'live_session', id, { ...session, recordingStatus: claim.prior }, row, ['recordingStatus', 'recordingStartedAt'], 'recording_start');
     return row;
   });
-  return startResult(recording ?? (await reload(ctx, id)), false);
+  if (recording) return startResult(recording, false);
+  return startResult(await stopUnwantedStart(ctx, id, claim.roomName, now), false);
+}
+
+/**
+ * The recorder started recording, but the row left PENDING while it did: a stop (or the end of
+ * the session) came in during the start, when the recorder had nothing to stop yet, so it
+ * marked the recording FAILED. The recorder is recording now and nobody will stop it: tell it
+ * to stop here, so no recording runs on unseen. When that works the recording is on its way
+ * like any stopped one: FAILED becomes PROCESSING (the stop's `recordingStoppedAt` kept) and
+ * the webhook makes it READY. A row that is PENDING or RECORDING again belongs to a later start
+ * (the recorder reuses the running recording of the room): it is left alone.
+ */
+async function stopUnwantedStart(ctx: ServiceContext, id: string, roomName: string, startedAt: Date): Promise<LiveSession> {
+  const current = await reload(ctx, id);
+  if (current.recordingStatus !== 'PROCESSING' && current.recordingStatus !== 'FAILED') return current;
+  try {
+    await ctx.recorder.stopRecording({ roomName, sessionId: id });
+  } catch (err) {
+    // The stop reached the recording after all (it is PROCESSING), or the recorder cannot be told: nothing more to do.
+    ctx.log.warn({ sessionId: id, reason: err instanceof RecorderError ? err.reason : 'error' }, 'could not stop a recording started after its stop');
+    return current;
+  }
+  if (current.recordingStatus !== 'FAILED') return current;
+  const now = ctx.clock.now();
+  const [processing] = await ctx.db
+    .update(liveSessions)
+    .set({ recordingStatus: 'PROCESSING', recordingStartedAt: startedAt, recordingStoppedAt: current.recordingStoppedAt ?? now, updatedAt: now })
+    .where(and(byId(ctx, liveSessions, id), eq(liveSessions.recordingStatus, 'FAILED')))
+    .returning();
+  return processing ?? (await reload(ctx, id));
 }
 
 /** POST /{id}/recording/stop (spec 4.5): host or ADMIN. */
@@ -173,7 +207,7 @@ export async function stopActiveRecording(ctx: ServiceContext, id: string, opts:
 // ── webhook ──────────────────────────────────────────────────────────────────
 
 export interface WebhookScope {
-  db: Db;
+  db: DbOrTx;
   clock: Clock;
   log: Logger;
 }
@@ -214,15 +248,15 @@ export async function handleRecordingWebhook(scope: WebhookScope, input: Webhook
   }
   if (input.event !== 'recording_uploaded') return ignored(session.recordingStatus, 'unknown_event');
 
-  const ready = await scope.db.transaction(async (tx) => {
-    const [row] = await tx
+  const ready = await withTx(scope, async ({ db }) => {
+    const [row] = await db
       .update(liveSessions)
       .set({ recordingStatus: 'READY', recordingUrl: input.recordingUrl!, recordingDuration: input.duration === undefined ? null : Math.round(input.duration), updatedAt: now })
       .where(processing)
       .returning();
     if (!row) return null;
     await enqueue(
-      tx,
+      db,
       scope.clock,
       'liveSessions.recordingReady',
       { institutionId: row.institutionId, sessionId: row.id, recordingUrl: row.recordingUrl!, recordingStartedAt: iso(row.recordingStartedAt) },
@@ -240,39 +274,36 @@ export async function handleRecordingWebhook(scope: WebhookScope, input: Webhook
  * key names the recording, so a retried job sends nothing twice.
  */
 export async function sendRecordingReady(
-  scope: { db: Db; clock: Clock; config: Pick<Config, 'publicBaseUrl'> },
+  scope: { db: DbOrTx; clock: Clock; config: Pick<Config, 'publicBaseUrl'> },
   payload: { institutionId: string; sessionId: string; recordingUrl: string; recordingStartedAt: string | null },
 ) {
   const tenant = { institutionId: payload.institutionId };
-  return scope.db.transaction(async (tx) => {
-    const [row] = await tx
+  return withTx(scope, async (tx) => {
+    const [row] = await tx.db
       .select({ session: liveSessions, course: courses })
       .from(liveSessions)
       .innerJoin(courses, sameTenantRef(liveSessions.courseId, liveSessions.institutionId, courses))
       .where(byId(tenant, liveSessions, payload.sessionId))
       .limit(1);
-    if (!row) return { recipients: 0, rows: 0, batches: 0 }; // deleted since
-    const roster = await tx
+    if (!row) return { recipients: 0, rows: 0, newRecipients: 0, batches: 0 }; // deleted since
+    const roster = await tx.db
       .select({ studentId: enrollments.studentId })
       .from(enrollments)
-      .where(and(eq(enrollments.institutionId, payload.institutionId), eq(enrollments.courseId, row.session.courseId), inArray(enrollments.status, [...ROSTER_STATUSES])));
-    return notify(
-      { db: tx, clock: scope.clock, config: scope.config, inTx: true },
-      {
-        institutionId: payload.institutionId,
-        key: 'LIVE_CLASS_RECORDING_READY',
-        recipients: roster.map((r) => r.studentId),
-        metadata: {
-          sessionId: row.session.id,
-          courseId: row.course.id,
-          title: row.session.title,
-          courseTitle: row.course.title,
-          recordingUrl: payload.recordingUrl,
-          recordingDuration: row.session.recordingDuration,
-        },
-        actionUrl: sessionPath(row.session.id),
-        dedupeKey: `live-recording:${row.session.id}:${payload.recordingStartedAt ?? 'none'}`,
+      .where(and(inTenant(tenant, enrollments), eq(enrollments.courseId, row.session.courseId), inArray(enrollments.status, [...ROSTER_STATUSES])));
+    return notify(tx, {
+      institutionId: payload.institutionId,
+      key: 'LIVE_CLASS_RECORDING_READY',
+      recipients: roster.map((r) => r.studentId),
+      metadata: {
+        sessionId: row.session.id,
+        courseId: row.course.id,
+        title: row.session.title,
+        courseTitle: row.course.title,
+        recordingUrl: payload.recordingUrl,
+        recordingDuration: row.session.recordingDuration,
       },
-    );
+      actionUrl: sessionPath(row.session.id),
+      dedupeKey: `live-recording:${row.session.id}:${payload.recordingStartedAt ?? 'none'}`,
+    });
   });
 }

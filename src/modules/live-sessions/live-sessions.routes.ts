@@ -80,7 +80,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'createLiveSession',
         summary: 'Schedule a live session in a course (canManageCourses)',
-        description: 'Answers 201 with the session: `status` SCHEDULED, `hostId` the caller unless given, recording fields null. A course of another institution → 404.',
+        description:
+          'Answers 201 with the session: `status` SCHEDULED, `hostId` the caller unless given, recording fields null. Every ACTIVE enrollment of the course gets LIVE_CLASS_SCHEDULED. A course of another institution → 404.',
         body: createSessionBody,
         response: { 201: envelope(sessionSchema) },
       },

@@ -8,6 +8,7 @@ import { newId } from '../../platform/ids.js';
 import { requireAccess, visibleLiveSessions } from '../access/access.service.js';
 import { enrollments } from '../enrollments/enrollments.tables.js';
 import { institutionSlug } from '../institutions/institutions.service.js';
+import { notify } from '../notifications/notify.js';
 import { calendarFileName, sessionCalendar, sessionPath } from './live-sessions.calendar.js';
 import { sessionDto } from './live-sessions.dto.js';
 import { reload, stopActiveRecording } from './live-sessions.recording.js';
@@ -20,30 +21,53 @@ export const roomNameOf = (prefix: string, slug: string, sessionId: string) => `
 
 // ── lifecycle ────────────────────────────────────────────────────────────────
 
-/** POST /api/live-sessions: canManageCourses; the host is the caller unless `hostId` names another person. */
+/**
+ * POST /api/live-sessions: canManageCourses; the host is the caller unless `hostId` names another
+ * person. In the same transaction every ACTIVE enrollment of the course gets LIVE_CLASS_SCHEDULED
+ * (one bulk notify).
+ */
 export async function createSession(ctx: ServiceContext, input: CreateSessionInput) {
   const course = await requireAccess(ctx, 'liveSession.create', input.courseId);
-  const now = ctx.clock.now();
   return withTx(ctx, async (tx) => {
+    const now = tx.clock.now();
     const [row] = await tx.db
       .insert(liveSessions)
       .values({
-        institutionId: ctx.institutionId,
+        institutionId: tx.institutionId,
         id: newId(),
         courseId: course.id,
         title: input.title,
         description: input.description ?? null,
         scheduledAt: new Date(input.scheduledAt),
         durationMinutes: input.durationMinutes,
-        hostId: input.hostId ?? ctx.actor.personId,
-        createdBy: ctx.actor.personId,
+        hostId: input.hostId ?? tx.actor.personId,
+        createdBy: tx.actor.personId,
         status: 'SCHEDULED',
         createdAt: now,
         updatedAt: now,
       })
       .returning();
     await auditCreate(tx, 'live_session', row!.id, row!, ['courseId', 'title', 'scheduledAt', 'durationMinutes', 'hostId']);
-    return sessionDto(row!);
+    const session = row!;
+    const roster = await tx.db
+      .select({ studentId: enrollments.studentId })
+      .from(enrollments)
+      .where(and(inTenant(tx, enrollments), eq(enrollments.courseId, course.id), eq(enrollments.status, 'ACTIVE')));
+    await notify(tx, {
+      institutionId: tx.institutionId,
+      key: 'LIVE_CLASS_SCHEDULED',
+      recipients: roster.map((r) => r.studentId),
+      metadata: {
+        sessionId: session.id,
+        courseId: course.id,
+        title: session.title,
+        courseTitle: course.title,
+        scheduledAt: session.scheduledAt.toISOString(),
+        durationMinutes: session.durationMinutes,
+      },
+      actionUrl: sessionPath(session.id),
+    });
+    return sessionDto(session);
   });
 }
 

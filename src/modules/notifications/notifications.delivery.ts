@@ -1,5 +1,6 @@
-import { and, asc, eq, inArray, isNotNull, isNull, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Deps } from '../../platform/context.js';
+import { byId, inTenant } from '../../platform/db/tenancy.js';
 import { isCrmError } from '../../platform/crm/client.js';
 import { MailError, type MailAttachment } from '../../platform/mail/mailer.js';
 import { isStorageError } from '../../platform/storage/types.js';
@@ -128,7 +129,7 @@ async function pushToDevices(deps: Deps, row: NotificationRow) {
   const devices = await deps.database.db
     .select()
     .from(notificationDevices)
-    .where(and(eq(notificationDevices.institutionId, row.institutionId), eq(notificationDevices.userId, row.recipientId)));
+    .where(and(inTenant(row, notificationDevices), eq(notificationDevices.userId, row.recipientId)));
   if (devices.length === 0) throw new PermanentDeliveryError('no_push_device');
   const url = absoluteActionUrl(row.actionUrl, deps.config.publicBaseUrl);
   let delivered = false;
@@ -142,7 +143,7 @@ async function pushToDevices(deps: Deps, row: NotificationRow) {
       continue;
     }
     if (result.gone) {
-      await deps.database.db.delete(notificationDevices).where(and(eq(notificationDevices.institutionId, device.institutionId), eq(notificationDevices.id, device.id)));
+      await deps.database.db.delete(notificationDevices).where(byId(device, notificationDevices, device.id));
     }
     if (result.permanent) permanent = result.reason;
     else transient = result.reason;
@@ -165,28 +166,14 @@ export async function deliverBatch(deps: Deps, payload: { institutionId: string;
   const inApp = await db
     .update(notifications)
     .set({ status: 'SENT', sentAt: now, updatedAt: now, attempts: sql`${notifications.attempts} + 1` })
-    .where(
-      and(
-        eq(notifications.batchId, payload.batchId),
-        eq(notifications.institutionId, payload.institutionId),
-        eq(notifications.channel, 'IN_APP'),
-        eq(notifications.status, 'PENDING'),
-      ),
-    )
+    .where(and(inTenant(payload, notifications), eq(notifications.batchId, payload.batchId), eq(notifications.channel, 'IN_APP'), eq(notifications.status, 'PENDING')))
     .returning({ id: notifications.id });
   const summary: DeliverySummary = { inApp: inApp.length, sent: 0, failed: 0, retry: 0 };
 
   const pending = await db
     .select()
     .from(notifications)
-    .where(
-      and(
-        eq(notifications.batchId, payload.batchId),
-        eq(notifications.institutionId, payload.institutionId),
-        eq(notifications.status, 'PENDING'),
-        isNull(notifications.digestDueAt),
-      ),
-    )
+    .where(and(inTenant(payload, notifications), eq(notifications.batchId, payload.batchId), eq(notifications.status, 'PENDING'), isNull(notifications.digestDueAt)))
     .orderBy(asc(notifications.id));
   const emailOf = addressBook(deps, payload.institutionId);
   for (const row of pending) {
@@ -222,27 +209,42 @@ const DIGEST_HTML =
   '<!doctype html><html><body style="font-family:sans-serif"><h1>Your {{kind}} digest</h1><ul>' +
   '{{#items}}<li><strong>{{title}}</strong><br>{{message}}{{#link}} <a href="{{link}}">Open</a>{{/link}}</li>{{/items}}</ul></body></html>';
 
+/** The frequency whose held rows a digest of `kind` sends. */
+const FREQUENCY_OF_KIND = { DAILY: 'DAILY_DIGEST', WEEKLY: 'WEEKLY_DIGEST' } as const;
+
 /**
- * The `notifications.sendDigest` job: every held e-mail row of one person that is due goes out
- * as one digest e-mail, and the rows become SENT together.
+ * The `notifications.sendDigest` job: every held e-mail row of one person, of this digest's kind
+ * (a daily digest never takes weekly rows, nor the other way round), that is due goes out as one
+ * digest e-mail, and the rows become SENT together. The job first claims the rows by writing its
+ * own batch id (`digest:<job id>`) on those no other digest job claimed: two digest jobs of one
+ * person (an old and a rescheduled one, or a daily and a weekly one due at once) never send a
+ * row twice, and a retry of this job (another worker after a crash) finds its claimed rows again.
  */
-export async function sendDigest(deps: Deps, payload: { institutionId: string; recipientId: string; kind: 'DAILY' | 'WEEKLY' }, run: DeliveryRun): Promise<number> {
+export async function sendDigest(
+  deps: Deps,
+  payload: { institutionId: string; recipientId: string; kind: 'DAILY' | 'WEEKLY' },
+  run: DeliveryRun & { jobId: string },
+): Promise<number> {
   const { db } = deps.database;
-  const rows = await db
-    .select()
-    .from(notifications)
+  const claim = `digest:${run.jobId}`;
+  const now = deps.clock.now();
+  const claimed = await db
+    .update(notifications)
+    .set({ batchId: claim, updatedAt: now })
     .where(
       and(
-        eq(notifications.institutionId, payload.institutionId),
+        inTenant(payload, notifications),
         eq(notifications.recipientId, payload.recipientId),
         eq(notifications.channel, 'email'),
         eq(notifications.status, 'PENDING'),
+        eq(notifications.frequency, FREQUENCY_OF_KIND[payload.kind]),
         isNotNull(notifications.digestDueAt),
-        lte(notifications.digestDueAt, deps.clock.now()),
+        or(and(lte(notifications.digestDueAt, now), isNull(notifications.batchId)), eq(notifications.batchId, claim)),
       ),
     )
-    .orderBy(asc(notifications.createdAt), asc(notifications.id));
-  if (rows.length === 0) return 0;
+    .returning();
+  if (claimed.length === 0) return 0;
+  const rows = claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const ids = rows.map((r) => r.id);
   const view = {
     kind: payload.kind === 'DAILY' ? 'daily' : 'weekly',

@@ -8,6 +8,6 @@ export const notificationsJobs: ModuleJobs = (deps) => ({
     deps.log.info?.(`[lms] notifications batch ${job.payload.batchId}: ${summary.inApp} in-app, ${summary.sent} sent, ${summary.failed} failed`);
   },
   'notifications.sendDigest': async (job, { signal }) => {
-    await sendDigest(deps, job.payload, { lastAttempt: job.attempts >= job.maxAttempts, signal });
+    await sendDigest(deps, job.payload, { lastAttempt: job.attempts >= job.maxAttempts, signal, jobId: job.id });
   },
 });

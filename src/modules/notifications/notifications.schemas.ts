@@ -117,8 +117,13 @@ export const digestTimesBody = z.strictObject({
 });
 export type DigestTimesPatch = z.infer<typeof digestTimesBody>;
 
-/** Push tokens: a browser's PushSubscription JSON, or an FCM/APNs token. Bounded for the index. */
-const token = z.string().trim().min(1).max(2048);
+/** Push tokens: a browser's PushSubscription JSON, or an FCM/APNs token. At most 2,048 bytes (UTF-8): they are a unique index's key. */
+const token = z
+  .string()
+  .trim()
+  .min(1)
+  .max(2048)
+  .refine((v) => Buffer.byteLength(v, 'utf8') <= 2048, 'at most 2048 bytes');
 
 export const pushTokenBody = z.strictObject({ token, platform: z.enum(PUSH_PLATFORMS) });
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { and, count, desc, eq, inArray, isNotNull, ne, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNotNull, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { ServiceContext } from '../../platform/context.js';
 import { withTx } from '../../platform/context.js';
 import { iso } from '../../platform/dto.js';
@@ -256,14 +256,20 @@ export const deviceIdOf = (userId: string, token: string) => createHash('sha256'
 const PROVIDER_OF_PLATFORM = { web: 'webpush', ios: 'apns', android: 'fcm' } as const;
 
 /**
- * Register a push token for the caller: one row per (caller, token); the same token on any other
- * row (another user of this browser or phone) is cleared, so a device notifies only its current user.
+ * Register a push token for the caller: one row per (caller, token). The same token on any other
+ * row is cleared, in every institution (spec 4.7: a phone or browser notifies only its current
+ * user; the unique index on `token` holds it platform-wide). Registrations of one token take a
+ * transaction lock on it, so two at once apply one after the other instead of colliding.
  */
 async function registerDevice(ctx: ServiceContext, input: { token: string; platform: 'web' | 'ios' | 'android'; provider: string; metadata: Record<string, unknown> }) {
   const deviceId = deviceIdOf(me(ctx), input.token);
   return withTx(ctx, async (tx) => {
     const now = tx.clock.now();
-    await tx.db.delete(notificationDevices).where(and(inTenant(tx, notificationDevices), eq(notificationDevices.token, input.token), ne(notificationDevices.deviceId, deviceId)));
+    await tx.db.execute(sql`select pg_advisory_xact_lock(hashtext(${`push-token:${input.token}`}))`);
+    // Deliberately not scoped to the tenant: the token names a device, whoever held it before.
+    await tx.db
+      .delete(notificationDevices)
+      .where(and(eq(notificationDevices.token, input.token), or(ne(notificationDevices.institutionId, tx.institutionId), ne(notificationDevices.deviceId, deviceId))));
     const [row] = await tx.db
       .insert(notificationDevices)
       .values({

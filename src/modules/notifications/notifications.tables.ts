@@ -44,6 +44,7 @@ export const notifications = pgTable(
     frequency: text('frequency', { enum: FREQUENCIES }).notNull(),
     /** A row held for a digest: when its digest is due (the recipient's digest time). */
     digestDueAt: ts('digest_due_at'),
+    /** The worker job's batch: a deliver job's batch id, or `digest:<job id>` once a digest job claimed a held row. */
     batchId: text('batch_id'),
     /** E-mail rows: stored files sent as attachments (a scheduled report's export). */
     attachments: jsonb('attachments').$type<NotificationAttachment[]>(),
@@ -155,7 +156,8 @@ export type PushPlatformName = (typeof PUSH_PLATFORMS)[number];
 
 /**
  * Push token holders (spec 2.10). `device_id` = sha256 of `userId:token`, so a browser that
- * registers again reuses its row; a token lives on one row only (registering it clears others).
+ * registers again reuses its row; a token lives on one row only, platform-wide (registering it
+ * clears the row of any other user, in any institution; a unique index on `token` holds it).
  */
 export const notificationDevices = pgTable(
   'notification_devices',
@@ -176,7 +178,9 @@ export const notificationDevices = pgTable(
     unique('notification_devices_inst_id_uq').on(t.institutionId, t.id),
     unique('notification_devices_device_uq').on(t.institutionId, t.deviceId),
     index('notification_devices_user_idx').on(t.institutionId, t.userId),
-    index('notification_devices_token_idx').on(t.institutionId, t.token),
+    // Spec 4.7: a push token belongs to one device row on the whole platform (a phone or browser
+    // notifies only the user who registered it last, whichever institution they belong to).
+    uniqueIndex('notification_devices_token_uq').on(t.token),
   ],
 );
 

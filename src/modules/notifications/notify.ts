@@ -1,7 +1,9 @@
 import { and, eq, isNull, or, sql } from 'drizzle-orm';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
+import { withTx } from '../../platform/context.js';
 import { rawRows, type DbOrTx } from '../../platform/db/client.js';
+import { inTenant } from '../../platform/db/tenancy.js';
 import { newId } from '../../platform/ids.js';
 import { enqueueMany } from '../../platform/queue/queue.js';
 import { getSettings } from '../institutions/institutions.service.js';
@@ -48,6 +50,8 @@ export interface NotifySummary {
   recipients: number;
   /** Delivery rows written (fewer than recipients × 3 when `dedupeKey` matched earlier ones). */
   rows: number;
+  /** Recipients who got rows in this call (with `dedupeKey`: those not notified before). */
+  newRecipients: number;
   /** `notifications.deliver` jobs enqueued. */
   batches: number;
 }
@@ -103,7 +107,7 @@ export async function digestTimesOf(db: DbOrTx, institutionId: string, userIds: 
     db
       .select()
       .from(notificationDigestSettings)
-      .where(and(eq(notificationDigestSettings.institutionId, institutionId), sql`${notificationDigestSettings.userId} = ${anyOf(userIds)}`)),
+      .where(and(inTenant({ institutionId }, notificationDigestSettings), sql`${notificationDigestSettings.userId} = ${anyOf(userIds)}`)),
   ]);
   const stored = new Map(rows.map((r) => [r.userId, r]));
   for (const id of userIds) {
@@ -146,11 +150,12 @@ export async function notify(scope: NotifyScope, input: NotifyInput): Promise<No
   const definition = definitionOf(input.key);
   if (!definition) throw new UnknownNotificationKeyError(`unknown notification key ${input.key}: add it to notifications.definitions.ts`);
   const recipients = [...new Set(input.recipients.filter((r) => typeof r === 'string' && r.length > 0))];
-  if (recipients.length === 0) return { recipients: 0, rows: 0, batches: 0 };
-  if (!scope.inTx) return scope.db.transaction((tx) => notify({ ...scope, db: tx, inTx: true }, input));
+  if (recipients.length === 0) return { recipients: 0, rows: 0, newRecipients: 0, batches: 0 };
+  if (!scope.inTx) return withTx(scope, (tx) => notify(tx, input));
   const { db, clock } = scope;
   const now = clock.now();
   const { institutionId } = input;
+  const tenant = { institutionId };
   const metadata = input.metadata ?? {};
   const actionUrl = absoluteActionUrl(input.actionUrl, scope.config.publicBaseUrl);
   const storedActionUrl = input.actionUrl ?? null;
@@ -165,6 +170,7 @@ export async function notify(scope: NotifyScope, input: NotifyInput): Promise<No
   });
 
   let rows = 0;
+  let newRecipients = 0;
   let batches = 0;
   for (let start = 0; start < recipients.length; start += INSERT_CHUNK) {
     const chunk = recipients.slice(start, start + INSERT_CHUNK);
@@ -173,16 +179,12 @@ export async function notify(scope: NotifyScope, input: NotifyInput): Promise<No
         .select()
         .from(notificationPreferences)
         .where(
-          and(
-            eq(notificationPreferences.institutionId, institutionId),
-            eq(notificationPreferences.key, preferenceKeyOf(definition)),
-            sql`${notificationPreferences.userId} = ${anyOf(chunk)}`,
-          ),
+          and(inTenant(tenant, notificationPreferences), eq(notificationPreferences.key, preferenceKeyOf(definition)), sql`${notificationPreferences.userId} = ${anyOf(chunk)}`),
         ),
       db
         .selectDistinct({ userId: notificationDevices.userId })
         .from(notificationDevices)
-        .where(and(eq(notificationDevices.institutionId, institutionId), sql`${notificationDevices.userId} = ${anyOf(chunk)}`)),
+        .where(and(inTenant(tenant, notificationDevices), sql`${notificationDevices.userId} = ${anyOf(chunk)}`)),
     ]);
     const stored = new Map(prefs.map((p) => [p.userId, p]));
     const hasDevice = new Set(withDevice.map((d) => d.userId));
@@ -231,6 +233,7 @@ export async function notify(scope: NotifyScope, input: NotifyInput): Promise<No
       planned,
     );
     rows += inserted.length;
+    newRecipients += new Set(inserted.map((r) => r.recipient_id)).size;
     const liveBatches = [...new Set(inserted.filter((r) => r.batch_id).map((r) => r.batch_id as string))];
     batches += await enqueueMany(
       db,
@@ -252,7 +255,7 @@ export async function notify(scope: NotifyScope, input: NotifyInput): Promise<No
         })),
     );
   }
-  return { recipients: recipients.length, rows, batches };
+  return { recipients: recipients.length, rows, newRecipients, batches };
 }
 
 interface Constants {
@@ -273,7 +276,7 @@ async function insertRows(db: DbOrTx, c: Constants, planned: PlannedRow[]) {
   const messages = sql.param(c.rendered.map((r) => r?.message ?? ''));
   const htmls = sql.param(c.rendered.map((r) => r?.html ?? null));
   const now = c.now.toISOString();
-  return rawRows<{ id: string; batch_id: string | null }>(
+  return rawRows<{ id: string; recipient_id: string; batch_id: string | null }>(
     db,
     sql`
     insert into notifications (institution_id, id, recipient_id, key, category, channel, status, failure_reason,
@@ -287,6 +290,6 @@ async function insertRows(db: DbOrTx, c: Constants, planned: PlannedRow[]) {
       ${col((r) => r.frequency)}::text[], ${col((r) => r.digestDueAt)}::timestamptz[], ${col((r) => r.batchId)}::text[])
       as u(id, recipient, channel, status, reason, ci, frequency, due, batch)
     on conflict (institution_id, recipient_id, key, channel, dedupe_key) where dedupe_key is not null do nothing
-    returning id, batch_id`,
+    returning id, recipient_id, batch_id`,
   );
 }

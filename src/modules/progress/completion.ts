@@ -40,17 +40,25 @@ export async function recomputeEnrollment(ctx: ServiceContext, course: Course, e
   const now = ctx.clock.now();
   const complete = needed > 0 && done >= needed;
 
+  // Only what was scored makes a final score: a course of unscored lessons has none.
+  const finalScore = counts.avgScore === null ? null : Math.round(counts.avgScore * 100) / 100;
+
   if (!complete || enrollment.status !== 'ACTIVE') {
+    const completed = enrollment.status === 'COMPLETED';
     const [updated] = await ctx.db
       .update(enrollments)
-      .set({ progress: enrollment.status === 'COMPLETED' ? Math.max(progress, enrollment.progress) : progress, lastAccessedAt: now, updatedAt: now })
+      .set({
+        progress: completed ? Math.max(progress, enrollment.progress) : progress,
+        // A completed enrollment's final score follows later changes of its lesson scores (a regrade).
+        ...(completed && { finalScore }),
+        lastAccessedAt: now,
+        updatedAt: now,
+      })
       .where(byId(ctx, enrollments, enrollment.id))
       .returning();
     return { enrollment: updated, completedNow: false, certificate: null };
   }
 
-  // Only what was scored makes a final score: a course of unscored lessons has none.
-  const finalScore = counts.avgScore === null ? null : Math.round(counts.avgScore * 100) / 100;
   const [completed] = await ctx.db
     .update(enrollments)
     .set({ status: 'COMPLETED', progress: 100, completedAt: now, finalScore, lastAccessedAt: now, updatedAt: now })

@@ -305,6 +305,23 @@ export async function getBlockAnswer(ctx: ServiceContext, lessonId: string, bloc
 }
 
 /**
+ * A graded assessment that does not pass (or a regrade below the pass mark), for the
+ * enrollment's student, in the caller's transaction: the lesson's score becomes `scorePercent`
+ * (so an earlier, higher score does not linger), its completion stays as it was, and the
+ * enrollment is recomputed (a COMPLETED one's `finalScore` follows).
+ */
+export async function recordAssessedScore(tx: ServiceContext, course: Course, lessonId: string, enrollmentId: string, scorePercent: number): Promise<CompletionResult> {
+  const [enrollment] = await tx.db
+    .select()
+    .from(enrollments)
+    .where(and(inTenant(tx, enrollments), eq(enrollments.id, enrollmentId)))
+    .for('update');
+  if (!enrollment) throw notFound('Enrollment');
+  await upsertProgress(tx, enrollment, new Map([[lessonId, { score: Math.max(0, Math.min(100, scorePercent)) }]]));
+  return recomputeEnrollment(tx, course, enrollment);
+}
+
+/**
  * A QUIZ or ASSIGNMENT lesson completed through its assessment (a passed attempt, a graded
  * submission), for the enrollment's student, in the caller's transaction: the progress row
  * becomes complete with `scorePercent` (0–100, what the enrollment's `finalScore` averages)

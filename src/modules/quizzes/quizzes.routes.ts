@@ -14,8 +14,9 @@ const LEARNER_ACCESS =
 
 const FLOW =
   'Flow: `POST /start` opens an attempt (IN_PROGRESS; idempotent while open) and returns the questions; `POST /attempt` submits it. ' +
-  'On a quiz with a time limit the start is required and a submission later than the deadline + 30 s is refused (400) and recorded EXPIRED; ' +
-  'on a quiz without one, `POST /attempt` alone starts and submits in one step.';
+  'A submission later than the deadline + 30 s is refused (400) and recorded EXPIRED. Without an open attempt, `POST /attempt` alone starts ' +
+  'and submits a new attempt in one step, also on a timed quiz (its time is zero; a timed quiz shows its questions only during an open ' +
+  'attempt, from `/start` or `GET` while one is open, so skipping the start gains no time).';
 
 /** Issue 11 (spec 4.9 quiz rows): a QUIZ lesson's quiz, its attempts and their grading. */
 const routes: ModuleRoutes = async (app, deps) => {
@@ -104,7 +105,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           '`{questionId, correct, pointsAwarded, points}`, never the right answers or explanations. A passed attempt completes the lesson ' +
           '(`completion`: enrollment progress, course completion and certificate follow). 409 ATTEMPT_LIMIT beyond `maxAttempts`; ' +
           '409 CONFLICT for an `attemptId` already submitted or expired; 400 VALIDATION_ERROR for a submission after the deadline + 30 s ' +
-          `(the attempt is recorded EXPIRED, not graded, not passed) and for a time-limited quiz without an open attempt. ${LEARNER_ACCESS} ${FLOW}`,
+          `(the attempt is recorded EXPIRED, not graded, not passed). ${LEARNER_ACCESS} ${FLOW}`,
         params: quizParams,
         body: submitAttemptBody,
         response: { 200: envelope(submitResultSchema), 402: errorEnvelope },

@@ -92,7 +92,7 @@ export const upsertQuizBody = z.object({
     .max(QUIZ_LIMITS.timeLimitMinutes)
     .nullable()
     .default(null)
-    .describe('1 to 1,440; null (default): none. With a limit, learners must POST /start before submitting'),
+    .describe('1 to 1,440; null (default): none. With a limit, learners see the questions only during an open attempt (POST /start)'),
   shuffleQuestions: z.boolean().default(false).describe('learners see the questions in an order of their own (stable per attempt)'),
   shuffleOptions: z.boolean().default(false).describe('learners see the options of choice questions in an order of their own (stable per attempt)'),
   questions: z.array(questionInput).min(1).max(QUIZ_LIMITS.questions).describe('1 to 200 questions; replaces the stored list'),
@@ -115,7 +115,7 @@ export const submitAttemptBody = z.object({
     .optional()
     .describe(
       'the attempt POST /start returned; when given it must be the caller’s open attempt (409 CONFLICT once it was submitted or expired). ' +
-        'Omitted: the caller’s open attempt, or, on a quiz without a time limit, a new attempt started now',
+        'Omitted: the caller’s open attempt, else a new attempt started and submitted now (also on a quiz with a time limit)',
     ),
   answers: z
     .array(answerInput)

@@ -288,9 +288,9 @@ export interface Completion {
 /**
  * POST /api/quiz/:id/attempt — grade the caller's answers on the server and store the attempt,
  * all in one transaction under the enrollment lock:
- * - the attempt submitted is the one named by `attemptId`, else the open one, else (only on a
- *   quiz without a time limit) a new one started now, which counts against `maxAttempts`
- *   (409 ATTEMPT_LIMIT); on a quiz with a time limit and no open attempt: 400;
+ * - the attempt submitted is the one named by `attemptId`, else the open one, else a new one
+ *   started now and submitted at once (on a timed quiz too: a client need not call /start), which
+ *   counts against `maxAttempts` (409 ATTEMPT_LIMIT);
  * - an attempt past its deadline + 30 s is stored EXPIRED with the answers, ungraded and not
  *   passed, and the answer is 400 VALIDATION_ERROR (after the commit, so the record stays);
  * - a passed attempt completes the lesson through `completeAssessedLesson`, with the best
@@ -325,11 +325,9 @@ export async function submitAttempt(ctx: ServiceContext, lessonId: string, input
         .returning();
       return { kind: 'expired' as const, attempt: expired! };
     }
-    if (!target && quiz.timeLimitMinutes !== null) {
-      throw validationError(`This quiz has a time limit: start an attempt first (POST /api/quiz/${quiz.id}/start)`, [
-        { field: 'body.attemptId', message: 'no open attempt: start one first' },
-      ]);
-    }
+    // No open attempt: this submission is a new attempt started now, with or without a time limit.
+    // Safe with a time limit: its time is zero, and a timed quiz shows its questions only during
+    // an open attempt, so skipping /start gains no time on any attempt.
     if (!target && quiz.maxAttempts !== null && attempts.length >= quiz.maxAttempts) throw attemptLimit(quiz, attempts.length);
 
     const graded = grade(quiz.questions, answers, quiz.passingScore);
@@ -360,7 +358,7 @@ export async function submitAttempt(ctx: ServiceContext, lessonId: string, input
             studentId: enrollment.studentId,
             attemptNumber: nextNumber(attempts),
             startedAt: now,
-            deadlineAt: null,
+            deadlineAt: quiz.timeLimitMinutes === null ? null : new Date(now.getTime() + quiz.timeLimitMinutes * 60_000),
             createdAt: now,
             ...result,
           })
