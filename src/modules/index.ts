@@ -24,6 +24,7 @@ import { discussionsModule } from './discussions/discussions.routes.js';
 import { reviewsModule } from './reviews/reviews.routes.js';
 import { auditModule } from './audit/audit.routes.js';
 import { cronModule } from './cron/cron.routes.js';
+import { scormModule } from './scorm/scorm.routes.js';
 import { devModule } from './dev/dev.routes.js';
 
 /**
@@ -39,6 +40,7 @@ export const modules: AppModule[] = [
   learnModule,
   progressModule,
   quizzesModule,
+  scormModule,
   certificatesModule,
   syncModule,
   notesModule,
