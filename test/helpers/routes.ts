@@ -6,6 +6,7 @@
 import { expect } from 'vitest';
 import type { TestApp } from './app.js';
 import { DEMO_ADMIN_ID, DEMO_SIBLING_ID, DEMO_STUDENT_ID } from '../../src/dev/crm-sim/fixtures.js';
+import { scorm12Package } from './scorm-packages.js';
 
 export type JsonSchema = Record<string, any>;
 
@@ -83,6 +84,10 @@ export interface Fixture {
   /** The student's discussion thread in the course, and their reply in it. */
   discussionId: string;
   replyId: string;
+  /** A SCORM lesson with a SCORM 1.2 package; the student launched it and tracked (suspend_data is a secret). */
+  scormLessonId: string;
+  /** The student's content grant from that launch (`/api/scorm/{id}/content/{token}/…`). */
+  scormToken: string;
   /** Strings planted in the owner's records; no response to another user may contain them. */
   secrets: string[];
 }
@@ -142,6 +147,8 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
     `secret-quiz-attempt-${tag}`,
     // The text of a reply its author deleted: no answer to anyone may contain it.
     `secret-deleted-reply-${tag}`,
+    // The student's SCORM suspend_data: no one else's launch may show it.
+    `secret-scorm-suspend-${tag}`,
   ];
 
   const okData = async (res: { status: number; raw: string; body: any }, status: number) => {
@@ -257,8 +264,31 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
   await okData(await t.request('DELETE', `/api/discussion-replies/${deleted.id}`, { token: student }), 200);
   await okData(await t.request('POST', '/api/reviews', { token: student, body: { courseId: course.id, rating: 4, comment: 'Clear and useful' } }), 201);
 
+  const scormLesson = await okData(
+    await t.request('POST', `/api/courses/${course.id}/lessons`, { token: admin, body: { title: 'Microscope lab', type: 'SCORM', moduleId: mod.id } }),
+    201,
+  );
+  const pkg = await t.app.inject({
+    method: 'PUT',
+    url: `/api/scorm/${scormLesson.id}/package`,
+    headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/zip' },
+    payload: await scorm12Package(),
+  });
+  expect(pkg.statusCode, pkg.body).toBe(201);
+  const scormLaunch = await okData(await t.request('GET', `/api/scorm/${scormLesson.id}/launch`, { token: student }), 200);
+  await okData(
+    await t.request('POST', `/api/scorm/${scormLesson.id}/track`, {
+      token: student,
+      body: { scoId: scormLaunch.sco.id, values: { 'cmi.suspend_data': secrets[7], 'cmi.core.exit': 'suspend' }, terminate: true },
+    }),
+    200,
+  );
+  const scormToken = /\/content\/([^/]+)\//.exec(scormLaunch.contentBaseUrl)![1]!;
+
   return {
     institutionId,
+    scormLessonId: scormLesson.id,
+    scormToken,
     assignmentId: assignmentLesson.id,
     submissionId: submission.id,
     peerReviewId: queue.reviews[0].id,
@@ -308,6 +338,7 @@ const BY_SEGMENT: Record<string, (f: Fixture) => string> = {
   'announcements/{id}': (f) => f.announcementId,
   'discussions/{id}': (f) => f.discussionId,
   'discussion-replies/{id}': (f) => f.replyId,
+  'scorm/{id}': (f) => f.scormLessonId,
 };
 const BY_NAME: Record<string, (f: Fixture) => string> = {
   courseId: (f) => f.courseId,
@@ -326,6 +357,9 @@ const BY_NAME: Record<string, (f: Fixture) => string> = {
   tenant: (f) => f.fileKey.split('/')[0]!,
   kind: (f) => f.fileKey.split('/')[1]!,
   object: (f) => f.fileKey.split('/').slice(2).join('/'),
+  // SCORM content: the student's launch grant and a file at the package root
+  token: (f) => f.scormToken,
+  asset: () => 'imsmanifest.xml',
 };
 
 /** The fixture id for each path parameter of `path`, or the names that have no mapping. */

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
@@ -112,7 +113,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         params: scormParams,
         querystring: launchQuery,
         response: {
-          200: { description: 'the launch page', content: { 'text/html': { schema: { type: 'string' } } } },
+          200: { description: 'the launch page', content: { 'text/html': { schema: z.string().describe('HTML') } } },
           402: errorEnvelope,
         },
       },
@@ -160,7 +161,7 @@ const routes: ModuleRoutes = async (app, deps) => {
       'or a file the package does not have, is 404; an expired grant 403. Served with the content type of its extension.',
     params: contentParams,
     response: {
-      200: { description: 'the file’s bytes', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+      200: { description: 'the file’s bytes', content: { 'application/octet-stream': { schema: z.string().describe('binary') } } },
       403: errorEnvelope,
     },
   };
