@@ -748,13 +748,3 @@ async function lessonOutcome(tx: ServiceContext, pkg: ScormPackage, scos: ScormS
     completedScos: completed.size,
   };
 }
-
-/** Storage keys of a lesson's package files (a deleted lesson's files are removed by a job). */
-export async function packageFileKeys(tx: ServiceContext, lessonId: string): Promise<string[]> {
-  const rows = await tx.db
-    .select({ key: scormPackageFiles.storageKey })
-    .from(scormPackageFiles)
-    .innerJoin(scormPackages, and(eq(scormPackages.institutionId, scormPackageFiles.institutionId), eq(scormPackages.id, scormPackageFiles.packageId)))
-    .where(and(inTenant(tx, scormPackageFiles), eq(scormPackages.lessonId, lessonId)));
-  return rows.map((r) => r.key);
-}
