@@ -110,6 +110,17 @@ const envSchema = z.object({
   UPLOAD_QUOTA_USER_BYTES: positiveInt.default(1024 ** 3),
   /** Bytes one institution may have uploaded (registered files plus pending presigned uploads). */
   UPLOAD_QUOTA_INSTITUTION_BYTES: positiveInt.default(50 * 1024 ** 3),
+  /** Largest SCORM package zip accepted (bytes). */
+  SCORM_MAX_PACKAGE_BYTES: positiveInt.default(500 * 1024 * 1024),
+  /** Zip safety: the sum of a package's uncompressed sizes, one entry's, the number of entries and one entry's compression ratio. */
+  SCORM_MAX_UNCOMPRESSED_BYTES: positiveInt.default(2 * 1024 ** 3),
+  SCORM_MAX_ENTRY_BYTES: positiveInt.default(500 * 1024 * 1024),
+  SCORM_MAX_ENTRIES: positiveInt.default(10_000),
+  SCORM_MAX_COMPRESSION_RATIO: positiveInt.default(100),
+  /** How long the content address a SCORM launch hands out stays valid (seconds). */
+  SCORM_LAUNCH_TTL_SECONDS: positiveInt.max(7 * 24 * 3600).default(8 * 3600),
+  /** Requests per caller per window to SCORM package content (a SCO loads many files). */
+  RATE_LIMIT_SCORM_CONTENT: positiveInt.default(1000),
   AUTH_MAX_TOKEN_AGE_SECONDS: positiveInt.default(30 * 24 * 3600),
   TRUST_PROXY: z
     .string()

@@ -2,7 +2,6 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Config } from '../config.js';
 import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/client.js';
-import { openDatabase } from '../platform/db/client.js';
 import { systemClock } from '../platform/clock.js';
 import { institutions } from '../modules/institutions/institutions.tables.js';
 import { categories, courseModules, courses, lessons, type LessonType } from '../modules/courses/courses.tables.js';
@@ -302,9 +301,21 @@ export async function seedDemo(db: Db, clock: Clock = systemClock): Promise<Seed
 
 export async function runSeedCli(config: Config) {
   if (config.isProduction) throw new Error('lms seed refuses to run with NODE_ENV=production');
-  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
-  await database.migrate();
-  for (const r of await seedDemo(database.db))
-    console.log(`[lms] seeded ${r.institutionId}: ${r.courses} courses, ${r.lessons} lessons, ${r.enrollments} enrollments${r.created ? '' : ' (already present)'}`);
-  await database.close();
+  // Full dependencies: the SCORM lesson's demo package goes to storage through the upload service.
+  const { createDeps } = await import('../platform/bootstrap.js');
+  const { seedScormPackages } = await import('./scorm-demo.js');
+  const deps = await createDeps(config);
+  try {
+    await deps.database.migrate();
+    for (const r of await seedDemo(deps.database.db)) {
+      const packages = await seedScormPackages(deps, r.institutionId);
+      console.log(
+        `[lms] seeded ${r.institutionId}: ${r.courses} courses, ${r.lessons} lessons, ${r.enrollments} enrollments${r.created ? '' : ' (already present)'}, ${packages} SCORM package(s)`,
+      );
+    }
+  } finally {
+    await deps.mailer.close();
+    await deps.recorder.close();
+    await deps.database.close();
+  }
 }

@@ -25,6 +25,7 @@ import { reviewsModule } from './reviews/reviews.routes.js';
 import { auditModule } from './audit/audit.routes.js';
 import { analyticsModule } from './analytics/analytics.routes.js';
 import { cronModule } from './cron/cron.routes.js';
+import { scormModule } from './scorm/scorm.routes.js';
 import { devModule } from './dev/dev.routes.js';
 
 /**
@@ -40,6 +41,7 @@ export const modules: AppModule[] = [
   learnModule,
   progressModule,
   quizzesModule,
+  scormModule,
   certificatesModule,
   syncModule,
   notesModule,

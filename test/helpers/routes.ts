@@ -6,6 +6,7 @@
 import { expect } from 'vitest';
 import type { TestApp } from './app.js';
 import { DEMO_ADMIN_ID, DEMO_SIBLING_ID, DEMO_STUDENT_ID } from '../../src/dev/crm-sim/fixtures.js';
+import { scorm12Package } from './scorm-packages.js';
 
 export type JsonSchema = Record<string, any>;
 
@@ -87,6 +88,10 @@ export interface Fixture {
   reportId: string;
   scheduleId: string;
   alertId: string;
+  /** A SCORM lesson with a SCORM 1.2 package; the student launched it and tracked (suspend_data is a secret). */
+  scormLessonId: string;
+  /** The student's content grant from that launch (`/api/scorm/{id}/content/{token}/…`). */
+  scormToken: string;
   /** Strings planted in the owner's records; no response to another user may contain them. */
   secrets: string[];
 }
@@ -148,6 +153,8 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
     `secret-deleted-reply-${tag}`,
     // The name of the admin's private saved report.
     `secret-report-${tag}`,
+    // The student's SCORM suspend_data: no one else's launch may show it.
+    `secret-scorm-suspend-${tag}`,
   ];
 
   const okData = async (res: { status: number; raw: string; body: any }, status: number) => {
@@ -287,12 +294,34 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
     await t.request('POST', `/api/analytics/reports/${report.id}/alerts`, { token: admin, body: { name: `Alert ${tag}`, metric: 'avgProgress', comparison: 'lt', threshold: 10 } }),
     201,
   );
+  const scormLesson = await okData(
+    await t.request('POST', `/api/courses/${course.id}/lessons`, { token: admin, body: { title: 'Microscope lab', type: 'SCORM', moduleId: mod.id } }),
+    201,
+  );
+  const pkg = await t.app.inject({
+    method: 'PUT',
+    url: `/api/scorm/${scormLesson.id}/package`,
+    headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/zip' },
+    payload: await scorm12Package(),
+  });
+  expect(pkg.statusCode, pkg.body).toBe(201);
+  const scormLaunch = await okData(await t.request('GET', `/api/scorm/${scormLesson.id}/launch`, { token: student }), 200);
+  await okData(
+    await t.request('POST', `/api/scorm/${scormLesson.id}/track`, {
+      token: student,
+      body: { scoId: scormLaunch.sco.id, values: { 'cmi.suspend_data': secrets[8], 'cmi.core.exit': 'suspend' }, terminate: true },
+    }),
+    200,
+  );
+  const scormToken = /\/content\/([^/]+)\//.exec(scormLaunch.contentBaseUrl)![1]!;
 
   return {
     reportId: report.id,
     scheduleId: schedule.id,
     alertId: alert.id,
     institutionId,
+    scormLessonId: scormLesson.id,
+    scormToken,
     assignmentId: assignmentLesson.id,
     submissionId: submission.id,
     peerReviewId: queue.reviews[0].id,
@@ -345,6 +374,7 @@ const BY_SEGMENT: Record<string, (f: Fixture) => string> = {
   'reports/{id}': (f) => f.reportId,
   'schedules/{id}': (f) => f.scheduleId,
   'alerts/{id}': (f) => f.alertId,
+  'scorm/{id}': (f) => f.scormLessonId,
 };
 const BY_NAME: Record<string, (f: Fixture) => string> = {
   courseId: (f) => f.courseId,
@@ -363,6 +393,9 @@ const BY_NAME: Record<string, (f: Fixture) => string> = {
   tenant: (f) => f.fileKey.split('/')[0]!,
   kind: (f) => f.fileKey.split('/')[1]!,
   object: (f) => f.fileKey.split('/').slice(2).join('/'),
+  // SCORM content: the student's launch grant and a file at the package root
+  token: (f) => f.scormToken,
+  asset: () => 'imsmanifest.xml',
 };
 
 /** The fixture id for each path parameter of `path`, or the names that have no mapping. */

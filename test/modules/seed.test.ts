@@ -3,11 +3,12 @@
  * student then sees it in the catalogue; production refuses it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { expectError, expectOk } from '../helpers/expect.js';
 import { courses, lessons, LESSON_TYPES } from '../../src/modules/courses/courses.tables.js';
 import { enrollments } from '../../src/modules/enrollments/enrollments.tables.js';
+import { scormPackages } from '../../src/modules/scorm/scorm.tables.js';
 
 describe('POST /api/dev/seed', () => {
   let t: TestApp;
@@ -66,6 +67,23 @@ describe('POST /api/dev/seed', () => {
       }),
     );
     expect(attempt).toMatchObject({ score: 6, percentage: 100, passed: true, completion: { lessonCompleted: true } });
+  });
+
+  it('gives the SCORM lesson a real SCORM 1.2 package (once), which launches and serves its SCO', async () => {
+    const [lab] = await t.db
+      .select()
+      .from(lessons)
+      .where(and(eq(lessons.institutionId, 'inst_demo'), eq(lessons.type, 'SCORM')));
+    expect(await t.db.select().from(scormPackages).where(eq(scormPackages.lessonId, lab!.id))).toHaveLength(1);
+    const l = expectOk(await t.request('GET', `/api/scorm/${lab!.id}/launch`, { token: admin }));
+    expect(l).toMatchObject({ version: '1.2', title: 'Virtual microscope lab', sco: { identifier: 'lab', scormType: 'sco' } });
+    expect(l.cmi['cmi.student_data.mastery_score']).toBe('70');
+    const page = await t.app.inject({ method: 'GET', url: new URL(l.launchUrl).pathname, headers: { authorization: `Bearer ${admin}` } });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('<script src="lab.js"></script>');
+    const js = await t.app.inject({ method: 'GET', url: new URL('lab.js', l.launchUrl).pathname, headers: { authorization: `Bearer ${admin}` } });
+    expect(js.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(js.body).toContain("api.LMSInitialize('')");
   });
 
   it('refuses non-admins with 403 and seeds only the caller institution', async () => {

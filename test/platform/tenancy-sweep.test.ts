@@ -32,7 +32,7 @@ const ALLOW: Record<string, { statuses: number[]; reason: string }> = {
 };
 
 /** Path parameters that name an owner-scoped record: a second student of A must not reach it. */
-const OWNER_SCOPED_PARAMS = new Set(['noteId', 'bookmarkId', 'studentId']);
+const OWNER_SCOPED_PARAMS = new Set(['noteId', 'bookmarkId', 'studentId', 'token']);
 
 let t: TestApp;
 let fixture: Fixture;
@@ -232,5 +232,7 @@ describe('cross-tenant sweep over every id-taking route', () => {
     expect(attempts.raw).toContain(fixture.secrets[5]);
     const quiz = await t.request('GET', `/api/quiz/${fixture.quizLessonId}`, { token: await t.token({ role: 'ADMIN', id: 'u_demo_admin' }) });
     expect(quiz.raw).toContain(fixture.secrets[3]);
+    const scorm = await t.request('GET', `/api/scorm/${fixture.scormLessonId}/launch`, { token: student });
+    expect(scorm.body.data.state).toMatchObject({ entry: 'resume', suspendData: fixture.secrets[7] });
   });
 });

@@ -453,6 +453,23 @@ const rules = {
     if (!canManageCourses(ctx.actor)) throw forbidden('Caption changes require canManageCourses');
     return loadLesson(ctx, lessonId);
   },
+  /** Upload a SCORM lesson's package: as `lesson.author` (the course owner with canManageCourses, or ADMIN). */
+  'scorm.upload': async (ctx: ServiceContext, lessonId: string) => {
+    if (!canManageCourses(ctx.actor)) throw forbidden('Uploading a SCORM package requires canManageCourses');
+    const found = await loadLesson(ctx, lessonId);
+    requireAuthor(ctx, found.course);
+    return found;
+  },
+  /** Launch a SCORM lesson: as `lesson.open` (managers without an enrollment launch in browse mode, untracked). */
+  'scorm.launch': (ctx: ServiceContext, lessonId: string) => openLesson(ctx, lessonId),
+  /** Send tracking data of a SCORM lesson: as `lesson.learn` (an enrollment, fees, drip lock). */
+  'scorm.track': (ctx: ServiceContext, lessonId: string) => learnLesson(ctx, lessonId),
+  /**
+   * Fetch a file of a SCORM lesson's package: anyone of the institution may name the lesson; the
+   * service then requires the launch grant in the path, signed for the caller by a launch that
+   * passed `scorm.launch` (else 404).
+   */
+  'scorm.content': (ctx: ServiceContext, lessonId: string) => loadLesson(ctx, lessonId),
   /** See one student's enrollment: course staff, or the student themself (anyone else: 404). */
   'enrollment.view': async (ctx: ServiceContext, target: { courseId: string; studentId: string }) => {
     if (!canManageCourses(ctx.actor) && ctx.actor.personId !== target.studentId) throw notFound('Enrollment');

@@ -10,6 +10,7 @@ import { escapeLike } from '../../platform/db/like.js';
 import { byId, inTenant } from '../../platform/db/tenancy.js';
 import { enqueue } from '../../platform/queue/queue.js';
 import { courseState, openableLessonIds, ownEnrollment, requireAccess } from '../access/access.service.js';
+import { scormPackageFiles, scormPackages } from '../scorm/scorm.tables.js';
 import { captionTracks } from '../captions/captions.tables.js';
 import { copyQuizzes } from '../quizzes/quizzes.copy.js';
 import { audit, changes, snapshot } from '../audit/audit.js';
@@ -477,13 +478,21 @@ export async function deleteLesson(ctx: ServiceContext, lessonId: string) {
       .select({ key: captionTracks.storageKey })
       .from(captionTracks)
       .where(and(inTenant(tx, captionTracks), eq(captionTracks.lessonId, lesson.id)));
+    // The files of the lesson's SCORM packages (rows cascade with the lesson).
+    const packageFiles = await tx.db
+      .select({ key: scormPackageFiles.storageKey })
+      .from(scormPackageFiles)
+      .innerJoin(scormPackages, and(eq(scormPackages.institutionId, scormPackageFiles.institutionId), eq(scormPackages.id, scormPackageFiles.packageId)))
+      .where(and(inTenant(tx, scormPackageFiles), eq(scormPackages.lessonId, lesson.id)));
     const [gone] = await tx.db
       .delete(lessons)
       .where(byId(tx, lessons, lesson.id))
       .returning({ id: lessons.id });
     if (gone) await audit(tx, { action: 'lesson.delete', targetType: 'lesson', targetId: lesson.id, before: snapshot(lesson, LESSON_AUDITED) });
-    if (tracks.length > 0) {
-      await enqueue(tx.db, ctx.clock, 'storage.deleteObjects', { keys: tracks.map((t) => t.key) }, { institutionId: ctx.institutionId });
+    const keys = [...tracks.map((t) => t.key), ...packageFiles.map((f) => f.key)];
+    // One job per 10,000 keys (the job's payload limit).
+    for (let i = 0; i < keys.length; i += 10_000) {
+      await enqueue(tx.db, ctx.clock, 'storage.deleteObjects', { keys: keys.slice(i, i + 10_000) }, { institutionId: ctx.institutionId });
     }
     await touchCourse(tx, lesson.courseId);
   });

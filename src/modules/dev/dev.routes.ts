@@ -5,6 +5,7 @@ import { actorOf } from '../../platform/auth/auth-plugin.js';
 import { requireAdmin } from '../../platform/auth/permissions.js';
 import { AppError } from '../../platform/http/errors.js';
 import { seedInstitution } from '../../dev/seed.js';
+import { seedScormPackages } from '../../dev/scorm-demo.js';
 import { seedResultSchema } from './dev.schemas.js';
 
 /** Development seeding; not registered at all in production. */
@@ -27,7 +28,9 @@ const routes: ModuleRoutes = async (app, deps) => {
       const actor = actorOf(req);
       if (deps.config.isProduction) throw new AppError('FORBIDDEN', 'Seeding is disabled in production');
       requireAdmin(actor);
-      return ok(await seedInstitution(deps.database.db, deps.clock, actor.institutionId, actor.personId));
+      const result = await seedInstitution(deps.database.db, deps.clock, actor.institutionId, actor.personId);
+      await seedScormPackages(deps, actor.institutionId);
+      return ok(result);
     },
   );
 };

@@ -21,15 +21,17 @@ export interface ProgressInput {
 
 /**
  * Lessons that complete only through their assessment (a passed quiz attempt, a graded
- * submission), never by a learner saying so: a progress call may save position, not completion.
+ * submission) or their tracking (a SCORM package's CMI data), never by a learner saying so: a
+ * progress call may save position, not completion.
  */
-const ASSESSED_TYPES = new Set<Lesson['type']>(['QUIZ', 'ASSIGNMENT']);
+const ASSESSED_TYPES = new Set<Lesson['type']>(['QUIZ', 'ASSIGNMENT', 'SCORM']);
 
 const claimsCompletion = (input: ProgressInput) => input.completed === true || (input.progressPercent ?? 0) >= 100;
 
 function assertSelfCompletable(lesson: Lesson, input: ProgressInput, field: string) {
   if (ASSESSED_TYPES.has(lesson.type) && claimsCompletion(input)) {
-    throw new AppError('CONFLICT', `A ${lesson.type} lesson is completed by its assessment, not by a progress update`, { field });
+    const by = lesson.type === 'SCORM' ? 'its tracking data (POST /api/scorm/{id}/track)' : 'its assessment';
+    throw new AppError('CONFLICT', `A ${lesson.type} lesson is completed by ${by}, not by a progress update`, { field });
   }
 }
 
@@ -37,7 +39,7 @@ function assertSelfCompletable(lesson: Lesson, input: ProgressInput, field: stri
  * The caller's enrollment for learner writes, locked for the transaction so concurrent writes
  * of one learner in one course serialise: ACTIVE or COMPLETED (DROPPED is 403).
  */
-async function lockOwnEnrollment(tx: ServiceContext, courseId: string): Promise<Enrollment> {
+export async function lockOwnEnrollment(tx: ServiceContext, courseId: string): Promise<Enrollment> {
   const [e] = await tx.db
     .select()
     .from(enrollments)
@@ -344,4 +346,15 @@ export async function completeAssessedLesson(tx: ServiceContext, course: Course,
   const passed: LearningEvent = lesson?.type === 'QUIZ' ? { kind: 'QUIZ_PASSED', lessonId, scorePercent } : { kind: 'ASSIGNMENT_PASSED', lessonId };
   await recordLearning(tx, enrollment.studentId, [passed, ...learningEvents(enrollment, rows, course, result)]);
   return result;
+}
+
+/**
+ * A lesson's progress from tracked data (a SCORM package's CMI values), for the caller as the
+ * learner, in the caller's transaction: completion (sticky), score and percent as the tracking
+ * determined them, with the enrollment recomputed (course completion, certificate and CRM push
+ * follow) and the learning events recorded.
+ */
+export async function recordTrackedProgress(tx: ServiceContext, course: Course, lessonId: string, input: ProgressInput) {
+  const { rows, result } = await writeProgress(tx, course, new Map([[lessonId, input]]));
+  return progressDto(rows[0], result);
 }

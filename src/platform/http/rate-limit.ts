@@ -11,6 +11,7 @@ const isRead = (req: FastifyRequest) => READ_METHODS.has(req.method);
 export const routeRateLimits = (config: Config) => ({
   reportRun: { max: config.RATE_LIMIT_REPORT_RUN, groupId: 'report-run' },
   reportExport: { max: config.RATE_LIMIT_REPORT_EXPORT, groupId: 'report-export' },
+  scormContent: { max: config.RATE_LIMIT_SCORM_CONTENT, groupId: 'scorm-content' },
 });
 
 /** Who a limit counts against: the person (per tenant), or the IP for anonymous callers. */

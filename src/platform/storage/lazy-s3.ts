@@ -27,6 +27,9 @@ export class LazyS3Storage implements Storage {
   async get(key: string): Promise<Buffer> {
     return (await this.load()).get(key);
   }
+  async getStream(key: string): Promise<Readable> {
+    return (await this.load()).getStream(key);
+  }
   async stat(key: string): Promise<StoredObject | null> {
     return (await this.load()).stat(key);
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { constants } from 'node:fs';
+import { constants, createReadStream } from 'node:fs';
 import { copyFile, link, mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { stageToFile } from './staging.js';
@@ -92,6 +92,11 @@ export class LocalStorage implements Storage {
       if (isMissing(err)) throw new StorageError('NOT_FOUND', `No object: ${key}`, { cause: err });
       throw err;
     }
+  }
+
+  async getStream(key: string): Promise<Readable> {
+    if (!(await this.stat(key))) throw new StorageError('NOT_FOUND', `No object: ${key}`);
+    return createReadStream(this.pathFor(key));
   }
 
   async stat(key: string): Promise<StoredObject | null> {

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { stageToFile } from './staging.js';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -123,6 +123,18 @@ export class S3Storage implements Storage {
       const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }));
       if (!out.Body) return Buffer.alloc(0);
       return Buffer.from(await out.Body.transformToByteArray());
+    } catch (err) {
+      if (isNotFound(err)) throw new StorageError('NOT_FOUND', `No object: ${key}`, { cause: err });
+      throw err;
+    }
+  }
+
+  async getStream(key: string): Promise<Readable> {
+    assertValidKey(key);
+    try {
+      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }));
+      // In Node the SDK's body is an http.IncomingMessage, a Readable.
+      return (out.Body as Readable | undefined) ?? Readable.from([]);
     } catch (err) {
       if (isNotFound(err)) throw new StorageError('NOT_FOUND', `No object: ${key}`, { cause: err });
       throw err;

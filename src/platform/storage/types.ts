@@ -36,6 +36,8 @@ export interface Storage {
   putStream(key: string, body: Readable, contentType: string, maxBytes: number): Promise<StoredObject>;
   /** The object's bytes; StorageError('NOT_FOUND') when there is none. */
   get(key: string): Promise<Buffer>;
+  /** The object's bytes as a stream (large objects are served without holding them in memory); StorageError('NOT_FOUND') when there is none. */
+  getStream(key: string): Promise<Readable>;
   /** Size and type of an object, or null when there is none (e.g. to check a presigned upload). */
   stat(key: string): Promise<StoredObject | null>;
   /** Remove an object; removing a missing object is not an error. */
