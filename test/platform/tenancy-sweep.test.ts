@@ -233,6 +233,6 @@ describe('cross-tenant sweep over every id-taking route', () => {
     const quiz = await t.request('GET', `/api/quiz/${fixture.quizLessonId}`, { token: await t.token({ role: 'ADMIN', id: 'u_demo_admin' }) });
     expect(quiz.raw).toContain(fixture.secrets[3]);
     const scorm = await t.request('GET', `/api/scorm/${fixture.scormLessonId}/launch`, { token: student });
-    expect(scorm.body.data.state).toMatchObject({ entry: 'resume', suspendData: fixture.secrets[7] });
+    expect(scorm.body.data.state).toMatchObject({ entry: 'resume', suspendData: fixture.secrets[8] });
   });
 });
