@@ -23,3 +23,4 @@ export * from './audit/audit.tables.js';
 export * from './announcements/announcements.tables.js';
 export * from './discussions/discussions.tables.js';
 export * from './reviews/reviews.tables.js';
+export * from './xapi/xapi.tables.js';
