@@ -76,7 +76,8 @@ CREATE TABLE "xapi_statements" (
 	"ref_target" uuid,
 	"voids_id" uuid,
 	"statement" jsonb NOT NULL,
-	CONSTRAINT "xapi_statements_pk" PRIMARY KEY("institution_id","id")
+	CONSTRAINT "xapi_statements_pk" PRIMARY KEY("institution_id","id"),
+	CONSTRAINT "xapi_statements_inst_seq_uq" UNIQUE("institution_id","seq")
 );
 --> statement-breakpoint
 ALTER TABLE "lessons" ADD COLUMN "xapi_completion" boolean DEFAULT true NOT NULL;--> statement-breakpoint
@@ -90,7 +91,6 @@ CREATE UNIQUE INDEX "xapi_documents_scope_uq" ON "xapi_documents" USING btree ("
 CREATE INDEX "xapi_documents_list_idx" ON "xapi_documents" USING btree ("institution_id","kind","activity_key","agent_key","updated_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "xapi_statement_activities_key_uq" ON "xapi_statement_activities" USING btree ("institution_id","activity_key","statement_seq");--> statement-breakpoint
 CREATE UNIQUE INDEX "xapi_statement_agents_key_uq" ON "xapi_statement_agents" USING btree ("institution_id","agent_key","statement_seq");--> statement-breakpoint
-CREATE UNIQUE INDEX "xapi_statements_inst_seq_uq" ON "xapi_statements" USING btree ("institution_id","seq");--> statement-breakpoint
 CREATE INDEX "xapi_statements_inst_verb_idx" ON "xapi_statements" USING btree ("institution_id","verb_key","seq");--> statement-breakpoint
 CREATE INDEX "xapi_statements_inst_registration_idx" ON "xapi_statements" USING btree ("institution_id","registration","seq") WHERE registration is not null;--> statement-breakpoint
 CREATE INDEX "xapi_statements_inst_stored_idx" ON "xapi_statements" USING btree ("institution_id","stored");--> statement-breakpoint

@@ -55,7 +55,7 @@ export const xapiStatements = pgTable(
   },
   (t) => [
     primaryKey({ name: 'xapi_statements_pk', columns: [t.institutionId, t.id] }),
-    uniqueIndex('xapi_statements_inst_seq_uq').on(t.institutionId, t.seq),
+    unique('xapi_statements_inst_seq_uq').on(t.institutionId, t.seq),
     index('xapi_statements_inst_verb_idx').on(t.institutionId, t.verbKey, t.seq),
     index('xapi_statements_inst_registration_idx')
       .on(t.institutionId, t.registration, t.seq)
