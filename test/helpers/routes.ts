@@ -83,6 +83,15 @@ export interface Fixture {
   /** The student's discussion thread in the course, and their reply in it. */
   discussionId: string;
   replyId: string;
+  /** An xAPI LRS credential of the institution (issued by the admin). */
+  xapiCredentialId: string;
+  /** Its Basic Authorization header value. */
+  xapiAuthorization: string;
+  /** A statement the student stored as themselves (its result.response is a planted secret). */
+  xapiStatementId: string;
+  /** The activity of that statement, and the student's agent as xAPI JSON (state and agent profile documents hold a secret). */
+  xapiActivityId: string;
+  xapiAgent: string;
   /** Strings planted in the owner's records; no response to another user may contain them. */
   secrets: string[];
 }
@@ -142,6 +151,8 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
     `secret-quiz-attempt-${tag}`,
     // The text of a reply its author deleted: no answer to anyone may contain it.
     `secret-deleted-reply-${tag}`,
+    // The student's xAPI statement and documents.
+    `secret-xapi-${tag}`,
   ];
 
   const okData = async (res: { status: number; raw: string; body: any }, status: number) => {
@@ -257,6 +268,31 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
   await okData(await t.request('DELETE', `/api/discussion-replies/${deleted.id}`, { token: student }), 200);
   await okData(await t.request('POST', '/api/reviews', { token: student, body: { courseId: course.id, rating: 4, comment: 'Clear and useful' } }), 201);
 
+  // xAPI: a credential, and the student's own statement and documents (through their session).
+  const credential = await okData(await t.request('POST', '/api/xapi/credentials', { token: admin, body: { name: `Sweep tool ${tag}` } }), 201);
+  const xapiAgent = JSON.stringify({ objectType: 'Agent', account: { homePage: t.config.publicBaseUrl, name: studentId } });
+  const xapiActivityId = `${t.config.publicBaseUrl}/xapi/activities/lesson/${lesson.id}`;
+  const xapi = { authorization: `Bearer ${student}`, 'x-experience-api-version': '1.0.3', 'content-type': 'application/json' };
+  const stmt = await t.app.inject({
+    method: 'POST',
+    url: '/api/xapi/statements',
+    headers: xapi,
+    payload: JSON.stringify({
+      actor: JSON.parse(xapiAgent),
+      verb: { id: 'http://adlnet.gov/expapi/verbs/answered' },
+      object: { id: xapiActivityId },
+      result: { response: secrets[7] },
+    }),
+  });
+  expect(stmt.statusCode, stmt.body).toBe(200);
+  for (const [path, query] of [
+    ['activities/state', { activityId: xapiActivityId, agent: xapiAgent, stateId: 'sweep' }],
+    ['agents/profile', { agent: xapiAgent, profileId: 'sweep' }],
+  ] as const) {
+    const doc = await t.app.inject({ method: 'PUT', url: `/api/xapi/${path}?${new URLSearchParams(query)}`, headers: xapi, payload: JSON.stringify({ note: secrets[7] }) });
+    expect(doc.statusCode, doc.body).toBe(204);
+  }
+
   return {
     institutionId,
     assignmentId: assignmentLesson.id,
@@ -280,6 +316,11 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
     enrollmentId,
     fileId: file.id,
     fileKey: presign.key,
+    xapiCredentialId: credential.id,
+    xapiAuthorization: `Basic ${Buffer.from(`${credential.key}:${credential.secret}`).toString('base64')}`,
+    xapiStatementId: stmt.json()[0],
+    xapiActivityId,
+    xapiAgent,
     secrets,
   };
 }
@@ -308,6 +349,7 @@ const BY_SEGMENT: Record<string, (f: Fixture) => string> = {
   'announcements/{id}': (f) => f.announcementId,
   'discussions/{id}': (f) => f.discussionId,
   'discussion-replies/{id}': (f) => f.replyId,
+  'credentials/{id}': (f) => f.xapiCredentialId,
 };
 const BY_NAME: Record<string, (f: Fixture) => string> = {
   courseId: (f) => f.courseId,
@@ -366,6 +408,11 @@ const ID_HINTS: Record<string, keyof Fixture> = {
   fileId: 'fileId',
   submissionId: 'submissionId',
   parentReplyId: 'replyId',
+  // xAPI LRS parameters
+  statementId: 'xapiStatementId',
+  activityId: 'xapiActivityId',
+  activity: 'xapiActivityId',
+  agent: 'xapiAgent',
 };
 
 /**

@@ -3,7 +3,7 @@ import { and, asc, eq, gt, isNull, type SQL } from 'drizzle-orm';
 import { AppError, notFound } from '../../platform/http/errors.js';
 import { newId } from '../../platform/ids.js';
 import { inTenant } from '../../platform/db/tenancy.js';
-import { assertCleanInput } from '../../platform/http/input-guard.js';
+import { assertCleanInput, jsonDepthExceeds, MAX_JSON_DEPTH } from '../../platform/http/input-guard.js';
 import { assertSelf, forbidden, lrsTx, type LrsContext } from './xapi.context.js';
 import { activityKey, agentKey, digestKey, isObject, type Json } from './xapi.keys.js';
 import { agentParameter, isIri, isTimestamp, isUuid } from './xapi.validation.js';
@@ -172,6 +172,7 @@ export async function writeDocument(ctx: LrsContext, req: DocumentRequest, metho
   const a = addressOf(ctx, req, method);
   const contentType = req.headers['content-type']?.trim() || 'application/octet-stream';
   if (isJsonType(contentType)) {
+    if (jsonDepthExceeds(body.toString('utf8'))) throw bad(`The document nests deeper than ${MAX_JSON_DEPTH} levels`);
     try {
       assertCleanInput(JSON.parse(body.toString('utf8')), 'body');
     } catch (err) {

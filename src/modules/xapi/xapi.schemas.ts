@@ -168,7 +168,9 @@ export const LRS_ROUTES: LrsRoute[] = [
       tags: ['xapi'],
       operationId: 'xapiAbout',
       summary: 'The xAPI versions this LRS supports',
-      description: 'Unauthenticated; needs no X-Experience-API-Version header. Answers {"version": ["1.0.3", "1.0.2", "1.0.1", "1.0.0"]}.',
+      description:
+        'Unauthenticated; needs no X-Experience-API-Version header. Answers {"version": ["1.0.3", "1.0.2", "1.0.1", "1.0.0"]}. ' +
+        'Like every LRS route it answers in xAPI form, not the service envelope.',
       security: [],
       response: { 200: z.object({ version: z.array(z.string()) }), ...ERRORS },
     }),

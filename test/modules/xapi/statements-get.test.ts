@@ -108,7 +108,7 @@ describe('filtered queries', () => {
   });
 
   it('refuses unknown parameters and malformed values with 400', async () => {
-    for (const bad of [
+    const cases: Array<Record<string, string>> = [
       { foo: 'bar' },
       { agent: 'not json' },
       { agent: JSON.stringify({ name: 'no ifi' }) },
@@ -122,9 +122,8 @@ describe('filtered queries', () => {
       { ascending: 'yes' },
       { related_agents: '1' },
       { more: 'garbage' },
-    ]) {
-      expectLrsError(await q(bad), 400);
-    }
+    ];
+    for (const bad of cases) expectLrsError(await q(bad), 400);
     const repeated = await t.app.inject({ method: 'GET', url: '/api/xapi/statements?verb=http://a.example/v&verb=http://b.example/v', headers: { authorization: cred.authorization, 'x-experience-api-version': '1.0.3' } });
     expect(repeated.statusCode).toBe(400);
   });
