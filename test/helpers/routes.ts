@@ -289,7 +289,8 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
     ['activities/state', { activityId: xapiActivityId, agent: xapiAgent, stateId: 'sweep' }],
     ['agents/profile', { agent: xapiAgent, profileId: 'sweep' }],
   ] as const) {
-    const doc = await t.app.inject({ method: 'PUT', url: `/api/xapi/${path}?${new URLSearchParams(query)}`, headers: xapi, payload: JSON.stringify({ note: secrets[7] }) });
+    // POST (merge): buildFixture may run twice on one app, and a profile PUT over an existing one is 409.
+    const doc = await t.app.inject({ method: 'POST', url: `/api/xapi/${path}?${new URLSearchParams(query)}`, headers: xapi, payload: JSON.stringify({ note: secrets[7] }) });
     expect(doc.statusCode, doc.body).toBe(204);
   }
 

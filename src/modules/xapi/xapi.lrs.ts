@@ -88,6 +88,8 @@ function fromHttp(req: FastifyRequest, resource: LrsResource): LrsRequest {
   for (const [k, v] of Object.entries(req.headers)) headers[k] = headerValue(v);
   const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
   if (req.method === 'POST' && params.method !== undefined) return fromAlternateSyntax(params, headers, body, resource);
+  // GET and DELETE read no body; a JSON one still meets the platform's rules, as on every route.
+  if ((req.method === 'GET' || req.method === 'DELETE') && body.length > 0 && /json/i.test(headers['content-type'] ?? '')) parseStatementsJson(body.toString('utf8'));
   return { method: req.method === 'HEAD' ? 'GET' : (req.method as LrsRequest['method']), resource, params, headers, body };
 }
 

@@ -24,7 +24,7 @@ export const MAX_BATCH = 500;
 /** The lock key of an institution's statement writes (readers take it shared: xapi.query.ts). */
 export const writeLockSql = (institutionId: string) => sql`hashtextextended(${`xapi:statements:${institutionId}`}, 0)`;
 
-/** Parses a JSON text of the statements resource (the body, or the first multipart part). */
+/** Parses a JSON text of the LRS (a statements body, or the first multipart part) under the platform's input rules. */
 export function parseStatementsJson(text: string): Json {
   if (jsonDepthExceeds(text)) throw new AppError('VALIDATION_ERROR', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   let parsed: Json;
