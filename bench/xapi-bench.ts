@@ -81,7 +81,7 @@ async function fill(db: pg.Client) {
          select i,
                 gen_random_uuid() as id,
                 ($2::timestamptz - make_interval(secs => ($4::int - i) * $5::float8 / 1000.0)) as stored,
-                'mailto:learner' || (case when i % 100 = 0 then 0 else 1 + (i * 7919) % 9999 end) || '@bench.example' as mbox,
+                'mailto:learner' || (case when i % 100 = 0 then 0 else 1 + (i::bigint * 7919) % 9999 end) || '@bench.example' as mbox,
                 'http://adlnet.gov/expapi/verbs/v' || (i % 10) as verb_id,
                 'http://bench.example/activities/a' || ((i * 31) % 1000) as activity_id
          from generate_series($6::int, $7::int - 1) as i
@@ -181,9 +181,26 @@ async function probe(base: string, s: Scenario) {
 }
 
 async function run(base: string, s: Scenario) {
-  const r = await autocannon({ url: base + s.path, method: s.method, headers: headersOf(s), body: s.body, connections: CONNECTIONS, pipelining: 1, duration: DURATION, timeout: 30 });
+  const r = await autocannon({
+    url: base + s.path,
+    method: s.method,
+    headers: headersOf(s),
+    body: s.body,
+    connections: CONNECTIONS,
+    pipelining: 1,
+    duration: DURATION,
+    timeout: 30,
+  });
   const wrong = Object.entries(r.statusCodeStats).filter(([code]) => Number(code) !== s.expect);
-  return { requestsPerSec: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total, errors: r.errors, timeouts: r.timeouts, wrongStatus: Object.fromEntries(wrong.map(([c, v]) => [c, v.count])) };
+  return {
+    requestsPerSec: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    total: r.requests.total,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    wrongStatus: Object.fromEntries(wrong.map(([c, v]) => [c, v.count])),
+  };
 }
 
 async function main() {
@@ -192,10 +209,7 @@ async function main() {
   await db.connect();
   const { url, child } = await startServer(); // migrates the database
   try {
-    await db.query(
-      `insert into institutions (id, settings, created_at, updated_at) values ($1, '{}'::jsonb, now(), now()) on conflict (id) do nothing`,
-      [INSTITUTION],
-    );
+    await db.query(`insert into institutions (id, settings, created_at, updated_at) values ($1, '{}'::jsonb, now(), now()) on conflict (id) do nothing`, [INSTITUTION]);
     await fill(db);
     await db.query('delete from xapi_credentials where key = $1', [KEY]);
     await db.query(`insert into xapi_credentials (id, institution_id, key, secret_hash, name, created_by, created_at) values ('cred_bench', $1, $2, $3, 'Bench', 'bench', now())`, [
@@ -212,7 +226,9 @@ async function main() {
       for (const s of list) {
         const r = await run(url, s);
         (results[s.name] ??= []).push(r);
-        console.log(`[bench] round ${round} ${s.name}: ${r.requestsPerSec.toFixed(1)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${Object.keys(r.wrongStatus).length ? ` WRONG ${JSON.stringify(r.wrongStatus)}` : ''}`);
+        console.log(
+          `[bench] round ${round} ${s.name}: ${r.requestsPerSec.toFixed(1)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${Object.keys(r.wrongStatus).length ? ` WRONG ${JSON.stringify(r.wrongStatus)}` : ''}`,
+        );
       }
     }
     const heavyKey = (await db.query(`select ${digest(`$1::text`)} as k`, [`agent:["Agent","mbox","${HEAVY}"]`])).rows[0].k as string;
@@ -229,17 +245,36 @@ async function main() {
     const summary = Object.fromEntries(
       Object.entries(results).map(([name, rs]) => [
         name,
-        { requestsPerSec: median(rs.map((r) => r.requestsPerSec)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), statementsPerSec: name === 'post-batch-50' ? median(rs.map((r) => r.requestsPerSec)) * 50 : undefined },
+        {
+          requestsPerSec: median(rs.map((r) => r.requestsPerSec)),
+          p50: median(rs.map((r) => r.p50)),
+          p99: median(rs.map((r) => r.p99)),
+          statementsPerSec: name === 'post-batch-50' ? median(rs.map((r) => r.requestsPerSec)) * 50 : undefined,
+        },
       ]),
     );
     console.log('\nscenario          req/s   p50 ms   p99 ms');
-    for (const [name, s] of Object.entries(summary)) console.log(`${name.padEnd(16)} ${s.requestsPerSec.toFixed(1).padStart(7)} ${String(s.p50).padStart(8)} ${String(s.p99).padStart(8)}`);
+    for (const [name, s] of Object.entries(summary))
+      console.log(`${name.padEnd(16)} ${s.requestsPerSec.toFixed(1).padStart(7)} ${String(s.p50).padStart(8)} ${String(s.p99).padStart(8)}`);
     console.log('\nplan of the filtered query:\n' + plan.rows.map((r) => r['QUERY PLAN']).join('\n'));
     await mkdir(RESULTS_DIR, { recursive: true });
     const file = join(RESULTS_DIR, `xapi-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
     await writeFile(
       file,
-      JSON.stringify({ startedLoadAverage: load, statementsInStore: n, rounds: ROUNDS, durationSec: DURATION, connections: CONNECTIONS, summary, results, plan: plan.rows.map((r) => r['QUERY PLAN']) }, null, 2),
+      JSON.stringify(
+        {
+          startedLoadAverage: load,
+          statementsInStore: n,
+          rounds: ROUNDS,
+          durationSec: DURATION,
+          connections: CONNECTIONS,
+          summary,
+          results,
+          plan: plan.rows.map((r) => r['QUERY PLAN']),
+        },
+        null,
+        2,
+      ),
     );
     console.log(`\n[bench] ${n.toLocaleString()} statements in the store at the end; results in ${file}`);
   } finally {

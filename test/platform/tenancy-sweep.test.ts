@@ -250,7 +250,8 @@ describe('cross-tenant sweep over every id-taking route', () => {
           const res = await t.app.inject({ method: 'GET', url: route.path, query, headers: { authorization: who.authorization, 'x-experience-api-version': '1.0.3' } });
           checked++;
           const leaked = [...fixture.secrets, fixture.xapiStatementId].filter((x) => res.body.includes(x));
-          if (res.statusCode >= 500 || leaked.length > 0) failures.push(`GET ${route.path}?${new URLSearchParams(query)} as ${who.label}: ${res.statusCode} leaked [${leaked.join(', ')}]`);
+          if (res.statusCode >= 500 || leaked.length > 0)
+            failures.push(`GET ${route.path}?${new URLSearchParams(query)} as ${who.label}: ${res.statusCode} leaked [${leaked.join(', ')}]`);
         }
       }
     }

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, inArray } from 'drizzle-orm';
 import { getMultipartBoundary, MultipartParseError, parseMultipart } from '@remix-run/multipart-parser';
 import { AppError } from '../../platform/http/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -133,17 +133,6 @@ export async function loadAttachments(ctx: LrsContext, hashes: string[]): Promis
     }
   }
   return out;
-}
-
-/** One attachment by hash, or null (signature checks read the JWS of a statement stored earlier). */
-export async function attachmentBytes(ctx: LrsContext, sha2: string): Promise<Buffer | null> {
-  const [row] = await ctx.db
-    .select()
-    .from(xapiAttachments)
-    .where(and(inTenant(ctx, xapiAttachments), eq(xapiAttachments.sha2, sha2)))
-    .limit(1);
-  if (!row) return null;
-  return ctx.deps.storage.get(row.storageKey).catch(() => null);
 }
 
 /** A multipart/mixed answer: the JSON first, then each attachment. */

@@ -106,7 +106,10 @@ export async function listCredentials(ctx: ServiceContext) {
 export async function deleteCredential(ctx: ServiceContext, id: string) {
   requireAdmin(ctx.actor);
   return withTx(ctx, async (tx) => {
-    const [gone] = await tx.db.delete(xapiCredentials).where(byId(tx, xapiCredentials, id)).returning();
+    const [gone] = await tx.db
+      .delete(xapiCredentials)
+      .where(byId(tx, xapiCredentials, id))
+      .returning();
     if (!gone) throw notFound('Credential');
     for (const [k, v] of verified.entries()) if (v.id === gone.id) verified.delete(k);
     await audit(tx, { action: 'xapi_credential.delete', targetType: 'xapi_credential', targetId: gone.id, before: snapshot(gone, ['key', 'name']) });

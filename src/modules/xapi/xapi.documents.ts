@@ -186,7 +186,8 @@ export async function writeDocument(ctx: LrsContext, req: DocumentRequest, metho
     let content = body;
     let type = contentType;
     if (method === 'POST' && current) {
-      if (!isJsonType(current.contentType) || !isJsonType(contentType)) throw bad('POST merges JSON documents: both the stored and the sent document must be application/json objects');
+      if (!isJsonType(current.contentType) || !isJsonType(contentType))
+        throw bad('POST merges JSON documents: both the stored and the sent document must be application/json objects');
       const merged = { ...jsonObjectOf(current.content, 'The stored document'), ...jsonObjectOf(body, 'The sent document') };
       content = Buffer.from(JSON.stringify(merged));
       type = 'application/json';

@@ -85,7 +85,9 @@ function documentRoute(resource: LrsResource, name: string, idParam: string, que
       const [verb, text] = byMethod[method];
       return op(`xapi${verb}${name}`, `${verb} ${what}`, text, {
         querystring: query,
-        ...(method === 'PUT' || method === 'POST' ? { body: z.string().describe('the document, any content type'), consumes: ['application/json', 'application/octet-stream'] } : {}),
+        ...(method === 'PUT' || method === 'POST'
+          ? { body: z.string().describe('the document, any content type'), consumes: ['application/json', 'application/octet-stream'] }
+          : {}),
         response: { 200: z.unknown().describe('the document, or the list of ids'), 204: z.null().describe('stored or deleted'), ...ERRORS },
       });
     },

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, desc, inArray, sql } from 'drizzle-orm';
 import { AppError } from '../../platform/http/errors.js';
 import { newId } from '../../platform/ids.js';
 import { inTenant } from '../../platform/db/tenancy.js';
@@ -213,9 +213,13 @@ export async function storeStatements(ctx: LrsContext, input: Json[], parts: Att
       .returning({ id: xapiStatements.id, seq: xapiStatements.seq });
     const seqOf = new Map(inserted.map((r) => [r.id, r.seq]));
 
-    const agentRows = rows.flatMap((r) => dedupe(agentsOf(r.statement)).map((a) => ({ institutionId: tx.institutionId, statementSeq: seqOf.get(r.id)!, agentKey: a.key, asActor: a.asActor, direct: a.direct })));
+    const agentRows = rows.flatMap((r) =>
+      dedupe(agentsOf(r.statement)).map((a) => ({ institutionId: tx.institutionId, statementSeq: seqOf.get(r.id)!, agentKey: a.key, asActor: a.asActor, direct: a.direct })),
+    );
     if (agentRows.length > 0) await tx.db.insert(xapiStatementAgents).values(agentRows);
-    const activityRows = rows.flatMap((r) => dedupe(activityKeysOf(r.statement)).map((a) => ({ institutionId: tx.institutionId, statementSeq: seqOf.get(r.id)!, activityKey: a.key, direct: a.direct })));
+    const activityRows = rows.flatMap((r) =>
+      dedupe(activityKeysOf(r.statement)).map((a) => ({ institutionId: tx.institutionId, statementSeq: seqOf.get(r.id)!, activityKey: a.key, direct: a.direct })),
+    );
     if (activityRows.length > 0) await tx.db.insert(xapiStatementActivities).values(activityRows);
 
     const voids = rows.map((r) => r.voidsId).filter((v): v is string => v !== null);
@@ -298,21 +302,3 @@ export async function putStatement(ctx: LrsContext, statementId: string, body: J
   }
   await storeStatements(ctx, [{ ...body, id: statementId }], parts);
 }
-
-/** Existing statements by id (tests of conflicts and voids read through the API; this serves the query module). */
-export const statementRowsByIds = (ctx: LrsContext, ids: string[]) =>
-  ids.length === 0
-    ? Promise.resolve([])
-    : ctx.db
-        .select()
-        .from(xapiStatements)
-        .where(and(inTenant(ctx, xapiStatements), inArray(xapiStatements.id, ids)));
-
-export const statementRow = async (ctx: LrsContext, id: string) => {
-  const [row] = await ctx.db
-    .select()
-    .from(xapiStatements)
-    .where(and(inTenant(ctx, xapiStatements), eq(xapiStatements.id, id)))
-    .limit(1);
-  return row ?? null;
-};

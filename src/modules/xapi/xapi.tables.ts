@@ -26,7 +26,11 @@ export const xapiCredentials = pgTable(
     createdBy: text('created_by').notNull(),
     createdAt: ts('created_at').notNull(),
   },
-  (t) => [unique('xapi_credentials_inst_id_uq').on(t.institutionId, t.id), uniqueIndex('xapi_credentials_key_uq').on(t.key), index('xapi_credentials_inst_created_idx').on(t.institutionId, t.createdAt)],
+  (t) => [
+    unique('xapi_credentials_inst_id_uq').on(t.institutionId, t.id),
+    uniqueIndex('xapi_credentials_key_uq').on(t.key),
+    index('xapi_credentials_inst_created_idx').on(t.institutionId, t.createdAt),
+  ],
 );
 
 /**
@@ -89,9 +93,11 @@ export const xapiStatementAgents = pgTable(
   (t) => [
     unique('xapi_statement_agents_inst_id_uq').on(t.institutionId, t.id),
     uniqueIndex('xapi_statement_agents_key_uq').on(t.institutionId, t.agentKey, t.statementSeq),
-    foreignKey({ name: 'xapi_statement_agents_statement_fk', columns: [t.institutionId, t.statementSeq], foreignColumns: [xapiStatements.institutionId, xapiStatements.seq] }).onDelete(
-      'cascade',
-    ),
+    foreignKey({
+      name: 'xapi_statement_agents_statement_fk',
+      columns: [t.institutionId, t.statementSeq],
+      foreignColumns: [xapiStatements.institutionId, xapiStatements.seq],
+    }).onDelete('cascade'),
   ],
 );
 

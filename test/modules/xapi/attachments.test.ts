@@ -69,9 +69,13 @@ describe('multipart/mixed statements with attachments', () => {
   it('PUT takes multipart/mixed too; binary content round-trips', async () => {
     const bytes = Buffer.from([0, 1, 2, 255, 254, 13, 10, 45, 45]);
     const id = uuid();
-    const res = await postMixed(mixed(statement({ attachments: [attachmentMeta(bytes, { contentType: 'application/octet-stream' })] }), [{ data: bytes, contentType: 'application/octet-stream' }]), 'PUT', {
-      statementId: id,
-    });
+    const res = await postMixed(
+      mixed(statement({ attachments: [attachmentMeta(bytes, { contentType: 'application/octet-stream' })] }), [{ data: bytes, contentType: 'application/octet-stream' }]),
+      'PUT',
+      {
+        statementId: id,
+      },
+    );
     expect(res.status, res.raw).toBe(204);
     const got = await lrs(t, 'GET', 'statements', { auth: cred.authorization, query: { statementId: id, attachments: 'true' } });
     const parts = [...parseMultipart(got.rawPayload, { boundary: String(got.headers['content-type']).split('boundary=')[1]! })];
@@ -79,7 +83,10 @@ describe('multipart/mixed statements with attachments', () => {
   });
 
   it('an attachment with fileUrl needs no part; one already stored needs none either', async () => {
-    const withUrl = await lrs(t, 'POST', 'statements', { auth: cred.authorization, body: statement({ attachments: [attachmentMeta('elsewhere', { fileUrl: 'http://example.com/file.txt' })] }) });
+    const withUrl = await lrs(t, 'POST', 'statements', {
+      auth: cred.authorization,
+      body: statement({ attachments: [attachmentMeta('elsewhere', { fileUrl: 'http://example.com/file.txt' })] }),
+    });
     expect(withUrl.status, withUrl.raw).toBe(200);
     // TEXT was stored by the first test
     const again = await lrs(t, 'POST', 'statements', { auth: cred.authorization, body: statement({ attachments: [attachmentMeta(TEXT)] }) });
@@ -137,7 +144,11 @@ describe('signed statements', () => {
   it.skipIf(!hasOpenssl())('verifies the signature with the key of an x5c certificate', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'xapi-x5c-'));
     try {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '2', '-subj', '/CN=xapi-test'], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '2', '-subj', '/CN=xapi-test'],
+        { stdio: 'ignore' },
+      );
       const certDer = readFileSync(join(dir, 'cert.pem'), 'utf8').replace(/-----[^-]+-----|\s/g, '');
       const key = await importPKCS8(readFileSync(join(dir, 'key.pem'), 'utf8'), 'RS256');
       const original = statement({ id: uuid() });

@@ -133,7 +133,11 @@ describe('the version header and errors outside the envelope', () => {
   });
 
   it('the input guard still applies (NUL in a parameter is 400, in plain text)', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/api/xapi/statements?verb=http://x.example/a%00b', headers: { authorization: cred.authorization, 'x-experience-api-version': '1.0.3' } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/api/xapi/statements?verb=http://x.example/a%00b',
+      headers: { authorization: cred.authorization, 'x-experience-api-version': '1.0.3' },
+    });
     expect(res.statusCode).toBe(400);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
   });
@@ -160,7 +164,10 @@ describe('activities and agents resources', () => {
   });
 
   it('a Person with the names statements used, or just the identifier', async () => {
-    await post(t, cred.authorization, [statement({ actor: { mbox: 'mailto:pat@example.org', name: 'Pat' } }), statement({ actor: { mbox: 'mailto:pat@example.org', name: 'Patricia' } })]);
+    await post(t, cred.authorization, [
+      statement({ actor: { mbox: 'mailto:pat@example.org', name: 'Pat' } }),
+      statement({ actor: { mbox: 'mailto:pat@example.org', name: 'Patricia' } }),
+    ]);
     const res = await lrs(t, 'GET', 'agents', { auth: cred.authorization, query: { agent: JSON.stringify({ mbox: 'mailto:pat@example.org' }) } });
     expect(res.body).toEqual({ objectType: 'Person', name: ['Pat', 'Patricia'], mbox: ['mailto:pat@example.org'] });
     const unknown = await lrs(t, 'GET', 'agents', { auth: cred.authorization, query: { agent: JSON.stringify({ openid: 'http://id.example.org/x' }) } });
@@ -174,7 +181,11 @@ describe('CORS and the alternate request syntax', () => {
     const pre = await t.app.inject({
       method: 'OPTIONS',
       url: '/api/xapi/statements',
-      headers: { origin: 'https://content.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,x-experience-api-version,content-type' },
+      headers: {
+        origin: 'https://content.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,x-experience-api-version,content-type',
+      },
     });
     expect(pre.statusCode).toBe(204);
     expect(pre.headers['access-control-allow-origin']).toBe('*');
@@ -194,7 +205,12 @@ describe('CORS and the alternate request syntax', () => {
       'Content-Type': 'application/json',
       content: JSON.stringify(statement({ verb: verb('alt-syntax') })),
     });
-    const put = await t.app.inject({ method: 'POST', url: '/api/xapi/statements?method=PUT', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: form.toString() });
+    const put = await t.app.inject({
+      method: 'POST',
+      url: '/api/xapi/statements?method=PUT',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: form.toString(),
+    });
     expect(put.statusCode, put.body).toBe(204);
     const get = await t.app.inject({
       method: 'POST',
@@ -206,9 +222,14 @@ describe('CORS and the alternate request syntax', () => {
     expect(get.json().verb.id).toBe('http://adlnet.gov/expapi/verbs/alt-syntax');
     // other URL parameters, a non-form body or an unknown method are 400; the form's Authorization is required
     const bad = (url: string, payload: string, type = 'application/x-www-form-urlencoded') => t.app.inject({ method: 'POST', url, headers: { 'content-type': type }, payload });
-    expect((await bad(`/api/xapi/statements?method=GET&statementId=${id}`, new URLSearchParams({ Authorization: cred.authorization, 'X-Experience-API-Version': '1.0.3' }).toString())).statusCode).toBe(400);
+    expect(
+      (await bad(`/api/xapi/statements?method=GET&statementId=${id}`, new URLSearchParams({ Authorization: cred.authorization, 'X-Experience-API-Version': '1.0.3' }).toString()))
+        .statusCode,
+    ).toBe(400);
     expect((await bad('/api/xapi/statements?method=GET', '{}', 'application/json')).statusCode).toBe(400);
-    expect((await bad('/api/xapi/statements?method=PATCH', new URLSearchParams({ Authorization: cred.authorization, 'X-Experience-API-Version': '1.0.3' }).toString())).statusCode).toBe(400);
+    expect(
+      (await bad('/api/xapi/statements?method=PATCH', new URLSearchParams({ Authorization: cred.authorization, 'X-Experience-API-Version': '1.0.3' }).toString())).statusCode,
+    ).toBe(400);
     expect((await bad('/api/xapi/statements?method=GET', new URLSearchParams({ 'X-Experience-API-Version': '1.0.3' }).toString())).statusCode).toBe(401);
   });
 });

@@ -50,7 +50,11 @@ describe('completing lessons from statements', () => {
     expect(p?.completed).toBe(true);
     const [e1] = await t.db.select().from(enrollments).where(eq(enrollments.id, enrollment.id));
     expect(e1!.progress).toBe(50);
-    await post(t, cred.authorization, statement({ actor: learner(DEMO_STUDENT_ID), verb: PASSED, object: lessonActivity(lessons[1]!.id), result: { score: { scaled: 0.8 }, success: true } }));
+    await post(
+      t,
+      cred.authorization,
+      statement({ actor: learner(DEMO_STUDENT_ID), verb: PASSED, object: lessonActivity(lessons[1]!.id), result: { score: { scaled: 0.8 }, success: true } }),
+    );
     const p2 = await progressOf(lessons[1]!.id, DEMO_STUDENT_ID);
     expect(p2?.completed).toBe(true);
     expect(p2?.score).toBe(80);

@@ -99,7 +99,11 @@ export async function post(t: TestApp, auth: string, statements: unknown): Promi
 }
 
 /** A multipart/mixed body: the statements JSON, then each attachment part. */
-export function mixed(json: unknown, parts: Array<{ data: string | Buffer; contentType?: string; hash?: string; noEncoding?: boolean; noHash?: boolean }>, boundary = `b${randomUUID()}`) {
+export function mixed(
+  json: unknown,
+  parts: Array<{ data: string | Buffer; contentType?: string; hash?: string; noEncoding?: boolean; noHash?: boolean }>,
+  boundary = `b${randomUUID()}`,
+) {
   const chunks: Buffer[] = [Buffer.from(`--${boundary}\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(json)}\r\n`)];
   for (const p of parts) {
     let head = `--${boundary}\r\nContent-Type: ${p.contentType ?? 'text/plain'}\r\n`;

@@ -56,7 +56,10 @@ describe('voiding', () => {
     const [target] = await post(t, cred.authorization, statement());
     const [voiding] = await post(t, cred.authorization, statement({ verb: { id: 'http://adlnet.gov/expapi/verbs/voided' }, object: { objectType: 'StatementRef', id: target } }));
     expectLrsError(
-      await lrs(t, 'POST', 'statements', { auth: cred.authorization, body: statement({ verb: { id: 'http://adlnet.gov/expapi/verbs/voided' }, object: { objectType: 'StatementRef', id: voiding } }) }),
+      await lrs(t, 'POST', 'statements', {
+        auth: cred.authorization,
+        body: statement({ verb: { id: 'http://adlnet.gov/expapi/verbs/voided' }, object: { objectType: 'StatementRef', id: voiding } }),
+      }),
       400,
       /voiding statement/,
     );
@@ -75,10 +78,18 @@ describe('filtered queries', () => {
     t.clock.set('2026-04-01T10:00:00.000Z');
     const [a] = await post(t, cred.authorization, statement({ actor: mbox('qa'), verb: verb('answered'), object: { id: activityId('q1') }, context: { registration: reg } }));
     t.clock.set('2026-04-01T11:00:00.000Z');
-    const [b] = await post(t, cred.authorization, statement({ actor: mbox('qb'), verb: verb('answered'), object: { id: activityId('q2') }, context: { contextActivities: { parent: [{ id: activityId('q1') }] } } }));
+    const [b] = await post(
+      t,
+      cred.authorization,
+      statement({ actor: mbox('qb'), verb: verb('answered'), object: { id: activityId('q2') }, context: { contextActivities: { parent: [{ id: activityId('q1') }] } } }),
+    );
     t.clock.set('2026-04-01T12:00:00.000Z');
     const [c] = await post(t, cred.authorization, statement({ actor: mbox('qb'), verb: verb('commented'), object: mbox('qa'), context: { instructor: mbox('qi') } }));
-    const [d] = await post(t, cred.authorization, statement({ actor: mbox('qc'), verb: verb('answered'), object: { objectType: 'SubStatement', actor: mbox('qa'), verb: verb('planned'), object: { id: activityId('q3') } } }));
+    const [d] = await post(
+      t,
+      cred.authorization,
+      statement({ actor: mbox('qc'), verb: verb('answered'), object: { objectType: 'SubStatement', actor: mbox('qa'), verb: verb('planned'), object: { id: activityId('q3') } } }),
+    );
     fixture = { a: a!, b: b!, c: c!, d: d! };
   });
 
@@ -124,7 +135,11 @@ describe('filtered queries', () => {
       { more: 'garbage' },
     ];
     for (const bad of cases) expectLrsError(await q(bad), 400);
-    const repeated = await t.app.inject({ method: 'GET', url: '/api/xapi/statements?verb=http://a.example/v&verb=http://b.example/v', headers: { authorization: cred.authorization, 'x-experience-api-version': '1.0.3' } });
+    const repeated = await t.app.inject({
+      method: 'GET',
+      url: '/api/xapi/statements?verb=http://a.example/v&verb=http://b.example/v',
+      headers: { authorization: cred.authorization, 'x-experience-api-version': '1.0.3' },
+    });
     expect(repeated.statusCode).toBe(400);
   });
 });
@@ -195,7 +210,11 @@ describe('formats', () => {
     expect(onlyIds.body.verb).toEqual({ id: 'http://example.org/verbs/tried' });
     expect(onlyIds.body.object).toEqual({ objectType: 'Activity', id: act });
 
-    const canonical = await lrs(t, 'GET', 'statements', { auth: cred.authorization, query: { statementId: id!, format: 'canonical' }, headers: { 'accept-language': 'fr-FR, en;q=0.5' } });
+    const canonical = await lrs(t, 'GET', 'statements', {
+      auth: cred.authorization,
+      query: { statementId: id!, format: 'canonical' },
+      headers: { 'accept-language': 'fr-FR, en;q=0.5' },
+    });
     expect(canonical.body.verb.display).toEqual({ 'fr-FR': 'essayé' });
     // the merged definition: names of both statements, one language picked
     expect(canonical.body.object.definition.name).toEqual({ fr: 'Nom' });

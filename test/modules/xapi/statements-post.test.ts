@@ -73,7 +73,11 @@ describe('POST /statements', () => {
 
   it('stores nothing of a batch with one bad statement', async () => {
     const good = uuid();
-    expectLrsError(await lrs(t, 'POST', 'statements', { auth: cred.authorization, body: [statement({ id: good }), statement({ verb: { id: 'not an iri' } })] }), 400, /statements\.1\.verb\.id/);
+    expectLrsError(
+      await lrs(t, 'POST', 'statements', { auth: cred.authorization, body: [statement({ id: good }), statement({ verb: { id: 'not an iri' } })] }),
+      400,
+      /statements\.1\.verb\.id/,
+    );
     expect((await lrs(t, 'GET', 'statements', { auth: cred.authorization, query: { statementId: good } })).status).toBe(404);
   });
 
@@ -138,7 +142,11 @@ const INVALID: Array<[string, Record<string, unknown>, RegExp]> = [
   ['extension key not an IRI', { object: { id: activityId('x'), definition: { extensions: { colour: 'red' } } } }, /extension keys/],
   ['StatementRef with a bad id', { object: { objectType: 'StatementRef', id: 'x' } }, /object\.id/],
   ['StatementRef with an extra property', { object: { objectType: 'StatementRef', id: '9e2c3d05-0e22-4b4f-9a4f-1b2c3d4e5f60', definition: {} } }, /definition/],
-  ['SubStatement with an id', { object: { objectType: 'SubStatement', id: '9e2c3d05-0e22-4b4f-9a4f-1b2c3d4e5f60', actor: mbox('b'), verb: verb('x'), object: { id: activityId('s') } } }, /object\.id/],
+  [
+    'SubStatement with an id',
+    { object: { objectType: 'SubStatement', id: '9e2c3d05-0e22-4b4f-9a4f-1b2c3d4e5f60', actor: mbox('b'), verb: verb('x'), object: { id: activityId('s') } } },
+    /object\.id/,
+  ],
   [
     'nested SubStatement',
     {
@@ -175,10 +183,26 @@ const INVALID: Array<[string, Record<string, unknown>, RegExp]> = [
   ['version 2.0', { version: '2.0.0' }, /version/],
   ['version 0.95', { version: '0.95' }, /version/],
   ['authority group of three', { authority: { objectType: 'Group', member: [mbox('a'), mbox('b'), mbox('c')] } }, /authority/],
-  ['attachment without display', { attachments: [{ usageType: 'http://example.org/u', contentType: 'text/plain', length: 1, sha2: 'a'.repeat(64), fileUrl: 'http://example.org/f' }] }, /display/],
-  ['attachment with a bad sha2', { attachments: [{ usageType: 'http://example.org/u', display: { en: 'x' }, contentType: 'text/plain', length: 1, sha2: 'xyz', fileUrl: 'http://example.org/f' }] }, /sha2/],
-  ['attachment length negative', { attachments: [{ usageType: 'http://example.org/u', display: { en: 'x' }, contentType: 'text/plain', length: -1, sha2: 'a'.repeat(64), fileUrl: 'http://example.org/f' }] }, /length/],
-  ['attachment contentType not a media type', { attachments: [{ usageType: 'http://example.org/u', display: { en: 'x' }, contentType: 'text', length: 1, sha2: 'a'.repeat(64), fileUrl: 'http://example.org/f' }] }, /contentType/],
+  [
+    'attachment without display',
+    { attachments: [{ usageType: 'http://example.org/u', contentType: 'text/plain', length: 1, sha2: 'a'.repeat(64), fileUrl: 'http://example.org/f' }] },
+    /display/,
+  ],
+  [
+    'attachment with a bad sha2',
+    { attachments: [{ usageType: 'http://example.org/u', display: { en: 'x' }, contentType: 'text/plain', length: 1, sha2: 'xyz', fileUrl: 'http://example.org/f' }] },
+    /sha2/,
+  ],
+  [
+    'attachment length negative',
+    { attachments: [{ usageType: 'http://example.org/u', display: { en: 'x' }, contentType: 'text/plain', length: -1, sha2: 'a'.repeat(64), fileUrl: 'http://example.org/f' }] },
+    /length/,
+  ],
+  [
+    'attachment contentType not a media type',
+    { attachments: [{ usageType: 'http://example.org/u', display: { en: 'x' }, contentType: 'text', length: 1, sha2: 'a'.repeat(64), fileUrl: 'http://example.org/f' }] },
+    /contentType/,
+  ],
   ['voided verb with an activity object', { verb: { id: 'http://adlnet.gov/expapi/verbs/voided' } }, /voiding statement/],
 ];
 
@@ -207,12 +231,23 @@ describe('statement format rules (each a 400)', () => {
       }),
       statement({
         actor: { objectType: 'Group', name: 'Identified', account: { homePage: 'http://example.org', name: 'grp' }, member: [] },
-        result: { score: { scaled: -0.5, raw: 2, min: 0, max: 10 }, success: true, completion: false, response: 'ok', duration: 'P1DT2H3M4.5S', extensions: { 'http://example.org/x': { a: 1 } } },
+        result: {
+          score: { scaled: -0.5, raw: 2, min: 0, max: 10 },
+          success: true,
+          completion: false,
+          response: 'ok',
+          duration: 'P1DT2H3M4.5S',
+          extensions: { 'http://example.org/x': { a: 1 } },
+        },
         context: {
           registration: uuid(),
           instructor: { openid: 'http://openid.example.org/i' },
           team: { objectType: 'Group', member: [mbox('t1')] },
-          contextActivities: { parent: { id: activityId('p') }, grouping: [{ id: activityId('g') }], category: [{ id: activityId('c'), definition: { type: 'http://example.org/profile' } }] },
+          contextActivities: {
+            parent: { id: activityId('p') },
+            grouping: [{ id: activityId('g') }],
+            category: [{ id: activityId('c'), definition: { type: 'http://example.org/profile' } }],
+          },
           revision: 'r2',
           platform: 'web',
           language: 'zh-Hant-TW',
@@ -222,7 +257,12 @@ describe('statement format rules (each a 400)', () => {
         timestamp: '2026-03-01T10:00:00.123+05:30',
         version: '1.0.3',
       }),
-      statement({ object: { id: activityId('q'), definition: { interactionType: 'matching', source: [{ id: 's1', description: { en: 'S' } }], target: [{ id: 't1' }], correctResponsesPattern: ['s1[.]t1'] } } }),
+      statement({
+        object: {
+          id: activityId('q'),
+          definition: { interactionType: 'matching', source: [{ id: 's1', description: { en: 'S' } }], target: [{ id: 't1' }], correctResponsesPattern: ['s1[.]t1'] },
+        },
+      }),
       statement({ result: { duration: 'P1W' } }),
     ];
     const ids = await post(t, cred.authorization, valid);

@@ -49,7 +49,13 @@ describe("another institution's callers", () => {
   it('see none of the statements: not by id, not by query, not in any format', async () => {
     expectLrsError(await lrs(t, 'GET', 'statements', { auth: b.authorization, query: { statementId: stmtId } }), 404);
     expectLrsError(await lrs(t, 'GET', 'statements', { auth: b.authorization, query: { voidedStatementId: stmtId } }), 404);
-    const queries: Array<Record<string, string>> = [{}, { agent: AGENT }, { activity: ACT, related_activities: 'true' }, { verb: 'http://adlnet.gov/expapi/verbs/experienced', format: 'canonical' }, { attachments: 'true' }];
+    const queries: Array<Record<string, string>> = [
+      {},
+      { agent: AGENT },
+      { activity: ACT, related_activities: 'true' },
+      { verb: 'http://adlnet.gov/expapi/verbs/experienced', format: 'canonical' },
+      { attachments: 'true' },
+    ];
     for (const query of queries) {
       const res = await lrs(t, 'GET', 'statements', { auth: b.authorization, query });
       expect(res.status, res.raw).toBe(200);
@@ -80,7 +86,9 @@ describe("another institution's callers", () => {
     const attachment = `attachment ${SECRET}`;
     const res = await lrs(t, 'POST', 'statements', {
       auth: b.authorization,
-      body: statement({ attachments: [{ usageType: 'http://example.org/u', display: { en: 'a' }, contentType: 'text/plain', length: attachment.length, sha2: sha256(attachment) }] }),
+      body: statement({
+        attachments: [{ usageType: 'http://example.org/u', display: { en: 'a' }, contentType: 'text/plain', length: attachment.length, sha2: sha256(attachment) }],
+      }),
     });
     expectLrsError(res, 400, /missing/);
   });
