@@ -70,7 +70,8 @@ async function fill(db: pg.Client) {
     return;
   }
   console.log(`[bench] filling ${TOTAL.toLocaleString()} statements…`);
-  await db.query('delete from xapi_statements where institution_id = $1', [INSTITUTION]);
+  // Index rows first: their foreign keys have no index of their own (the LRS never deletes statements).
+  for (const table of ['xapi_statement_agents', 'xapi_statement_activities', 'xapi_statements']) await db.query(`delete from ${table} where institution_id = $1`, [INSTITUTION]);
   await db.query('delete from xapi_activities where institution_id = $1', [INSTITUTION]);
   const started = Date.now();
   const step = (90 * DAY_MS) / TOTAL;

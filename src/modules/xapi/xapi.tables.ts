@@ -75,6 +75,12 @@ export const xapiStatements = pgTable(
   ],
 );
 
+/*
+ * The index tables' keys lead with the filter key (agent or activity), which is what queries
+ * need; their foreign keys to the statement have no index of their own because statements are
+ * never deleted (xAPI voids them). Deleting statements in bulk means deleting these rows first.
+ */
+
 /**
  * Every agent or identified group a statement names, once per statement: `asActor` (the actor),
  * `direct` (the actor or the object: what the `agent` filter matches) and otherwise a related
