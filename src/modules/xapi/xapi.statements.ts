@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { and, desc, inArray, sql } from 'drizzle-orm';
 import { AppError } from '../../platform/http/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -276,15 +277,20 @@ async function mergeActivityDefinitions(tx: LrsContext, statements: JsonObject[]
     .where(and(inTenant(tx, xapiActivities), inArray(xapiActivities.activityKey, keys)));
   const currentById = new Map(current.map((r) => [r.activityId, r.definition as JsonObject]));
   const now = tx.deps.clock.now();
+  // Only definitions that change are written (content tools repeat the same definition in every statement).
+  const changed = [...defined]
+    .map(([activityId, def]) => ({ activityId, before: currentById.get(activityId), after: mergeDefinitions(currentById.get(activityId), def) }))
+    .filter((d) => !d.before || !isDeepStrictEqual(d.before, d.after));
+  if (changed.length === 0) return;
   await tx.db
     .insert(xapiActivities)
     .values(
-      [...defined].map(([activityId, def]) => ({
+      changed.map(({ activityId, after }) => ({
         id: newId(),
         institutionId: tx.institutionId,
         activityKey: activityKey(activityId),
         activityId,
-        definition: mergeDefinitions(currentById.get(activityId), def),
+        definition: after,
         updatedAt: now,
       })),
     )
