@@ -273,3 +273,43 @@ describe('statement format rules (each a 400)', () => {
     expect(full.result.score.scaled).toBe(-0.5);
   });
 });
+
+describe('concurrent writes (serialised per institution; run on PostgreSQL in CI)', () => {
+  it('concurrent PUTs of one id: identical ones all succeed, different ones store exactly one', async () => {
+    const same = uuid();
+    const identical = await Promise.all(
+      Array.from({ length: 6 }, () => lrs(t, 'PUT', 'statements', { auth: cred.authorization, query: { statementId: same }, body: statement() })),
+    );
+    expect(identical.map((r) => r.status)).toEqual(Array(6).fill(204));
+    const id = uuid();
+    const different = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => lrs(t, 'PUT', 'statements', { auth: cred.authorization, query: { statementId: id }, body: statement({ verb: verb(`v${i}`) }) })),
+    );
+    expect(different.filter((r) => r.status === 204)).toHaveLength(1);
+    expect(different.filter((r) => r.status === 409)).toHaveLength(5);
+  });
+
+  it('concurrent batches: every statement once in an ascending walk, stored never decreasing along it', async () => {
+    const v = verb(`race-${uuid()}`);
+    const batches = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        post(
+          t,
+          cred.authorization,
+          Array.from({ length: 5 }, () => statement({ verb: v })),
+        ),
+      ),
+    );
+    const seen: Array<{ id: string; stored: string }> = [];
+    let page = await lrs(t, 'GET', 'statements', { auth: cred.authorization, query: { verb: v.id, ascending: 'true', limit: '7' } });
+    for (;;) {
+      seen.push(...page.body.statements.map((s: { id: string; stored: string }) => ({ id: s.id, stored: s.stored })));
+      if (!page.body.more) break;
+      page = await lrs(t, 'GET', page.body.more.replace('/api/xapi/', ''), { auth: cred.authorization });
+    }
+    expect(new Set(seen.map((s) => s.id))).toEqual(new Set(batches.flat()));
+    expect(seen).toHaveLength(40);
+    const stored = seen.map((s) => Date.parse(s.stored));
+    expect(stored).toEqual([...stored].sort((a, b) => a - b));
+  });
+});
