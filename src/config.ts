@@ -97,6 +97,10 @@ const envSchema = z.object({
   REPORT_STATEMENT_TIMEOUT_MS: positiveInt.default(20_000),
   RATE_LIMIT_WINDOW_MS: positiveInt.default(60_000),
   RATE_LIMIT_DISABLED: z.enum(['true', 'false']).default('false'),
+  /** Requests to the xAPI LRS (/api/xapi/*) per credential or person per window, reads and writes counted apart. */
+  RATE_LIMIT_XAPI: positiveInt.default(1200),
+  /** Largest request body of the xAPI LRS (statements with attachments, documents). */
+  XAPI_BODY_LIMIT_BYTES: positiveInt.default(20 * 1024 * 1024),
   WORKER_POLL_MS: positiveInt.default(1000),
   WORKER_CONCURRENCY: positiveInt.default(4),
   WORKER_LEASE_MS: positiveInt.min(3000).default(60_000),

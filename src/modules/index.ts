@@ -27,6 +27,7 @@ import { analyticsModule } from './analytics/analytics.routes.js';
 import { cronModule } from './cron/cron.routes.js';
 import { scormModule } from './scorm/scorm.routes.js';
 import { devModule } from './dev/dev.routes.js';
+import { xapiModule } from './xapi/xapi.routes.js';
 
 /**
  * Every domain module, in registration order: the only list. The app registers each module's
@@ -60,5 +61,6 @@ export const modules: AppModule[] = [
   auditModule,
   analyticsModule,
   cronModule,
+  xapiModule,
   devModule,
 ];

@@ -24,3 +24,4 @@ export * from './announcements/announcements.tables.js';
 export * from './discussions/discussions.tables.js';
 export * from './reviews/reviews.tables.js';
 export * from './scorm/scorm.tables.js';
+export * from './xapi/xapi.tables.js';

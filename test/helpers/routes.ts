@@ -92,6 +92,15 @@ export interface Fixture {
   scormLessonId: string;
   /** The student's content grant from that launch (`/api/scorm/{id}/content/{token}/…`). */
   scormToken: string;
+  /** An xAPI LRS credential of the institution (issued by the admin). */
+  xapiCredentialId: string;
+  /** Its Basic Authorization header value. */
+  xapiAuthorization: string;
+  /** A statement the student stored as themselves (its result.response is a planted secret). */
+  xapiStatementId: string;
+  /** The activity of that statement, and the student's agent as xAPI JSON (state and agent profile documents hold a secret). */
+  xapiActivityId: string;
+  xapiAgent: string;
   /** Strings planted in the owner's records; no response to another user may contain them. */
   secrets: string[];
 }
@@ -155,6 +164,8 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
     `secret-report-${tag}`,
     // The student's SCORM suspend_data: no one else's launch may show it.
     `secret-scorm-suspend-${tag}`,
+    // The student's xAPI statement and documents.
+    `secret-xapi-${tag}`,
   ];
 
   const okData = async (res: { status: number; raw: string; body: any }, status: number) => {
@@ -314,6 +325,31 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
     200,
   );
   const scormToken = /\/content\/([^/]+)\//.exec(scormLaunch.contentBaseUrl)![1]!;
+  // xAPI: a credential, and the student's own statement and documents (through their session).
+  const credential = await okData(await t.request('POST', '/api/xapi/credentials', { token: admin, body: { name: `Sweep tool ${tag}` } }), 201);
+  const xapiAgent = JSON.stringify({ objectType: 'Agent', account: { homePage: t.config.publicBaseUrl, name: studentId } });
+  const xapiActivityId = `${t.config.publicBaseUrl}/xapi/activities/lesson/${lesson.id}`;
+  const xapi = { authorization: `Bearer ${student}`, 'x-experience-api-version': '1.0.3', 'content-type': 'application/json' };
+  const stmt = await t.app.inject({
+    method: 'POST',
+    url: '/api/xapi/statements',
+    headers: xapi,
+    payload: JSON.stringify({
+      actor: JSON.parse(xapiAgent),
+      verb: { id: 'http://adlnet.gov/expapi/verbs/answered' },
+      object: { id: xapiActivityId },
+      result: { response: secrets[9] },
+    }),
+  });
+  expect(stmt.statusCode, stmt.body).toBe(200);
+  for (const [path, query] of [
+    ['activities/state', { activityId: xapiActivityId, agent: xapiAgent, stateId: 'sweep' }],
+    ['agents/profile', { agent: xapiAgent, profileId: 'sweep' }],
+  ] as const) {
+    // POST (merge): buildFixture may run twice on one app, and a profile PUT over an existing one is 409.
+    const doc = await t.app.inject({ method: 'POST', url: `/api/xapi/${path}?${new URLSearchParams(query)}`, headers: xapi, payload: JSON.stringify({ note: secrets[9] }) });
+    expect(doc.statusCode, doc.body).toBe(204);
+  }
 
   return {
     reportId: report.id,
@@ -343,6 +379,11 @@ export async function buildFixture(t: TestApp, opts: { institutionId?: string; a
     enrollmentId,
     fileId: file.id,
     fileKey: presign.key,
+    xapiCredentialId: credential.id,
+    xapiAuthorization: `Basic ${Buffer.from(`${credential.key}:${credential.secret}`).toString('base64')}`,
+    xapiStatementId: stmt.json()[0],
+    xapiActivityId,
+    xapiAgent,
     secrets,
   };
 }
@@ -375,6 +416,7 @@ const BY_SEGMENT: Record<string, (f: Fixture) => string> = {
   'schedules/{id}': (f) => f.scheduleId,
   'alerts/{id}': (f) => f.alertId,
   'scorm/{id}': (f) => f.scormLessonId,
+  'credentials/{id}': (f) => f.xapiCredentialId,
 };
 const BY_NAME: Record<string, (f: Fixture) => string> = {
   courseId: (f) => f.courseId,
@@ -437,6 +479,11 @@ const ID_HINTS: Record<string, keyof Fixture> = {
   submissionId: 'submissionId',
   parentReplyId: 'replyId',
   reportId: 'reportId',
+  // xAPI LRS parameters
+  statementId: 'xapiStatementId',
+  activityId: 'xapiActivityId',
+  activity: 'xapiActivityId',
+  agent: 'xapiAgent',
 };
 
 /**

@@ -4,7 +4,8 @@
  * nested JSON, wrong types, odd dates, and malformed multipart; as an ADMIN and as an enrolled
  * STUDENT of the demo institution with real ids, so requests reach deep code.
  *
- * Every answer must be below 500 and, when an error, in the envelope. Inputs the boundary
+ * Every answer must be below 500 and, when an error, in the envelope (on the xAPI LRS, the documented
+ * exception, a plain-text xAPI error with the version header). Inputs the boundary
  * refuses for every route (NUL, lone surrogates, nesting deeper than 64, impossible dates) must
  * never succeed.
  */
@@ -129,12 +130,28 @@ async function tokensFor(route: RouteInfo) {
     const res = await t.app.inject({
       method: route.method as never,
       url: c.url,
-      headers: { authorization: `Bearer ${who.token}`, ...c.headers },
+      headers: { authorization: `Bearer ${who.token}`, ...(isLrs(route) ? LRS_HEADERS : {}), ...c.headers },
       ...(c.payload !== undefined ? { payload: c.payload } : {}),
     });
-    if (res.statusCode !== 403 || !res.body.includes('"FORBIDDEN"')) out.push(who);
+    if (res.statusCode !== 403 || (!res.body.includes('"FORBIDDEN"') && !isLrs(route))) out.push(who);
   }
   return out;
+}
+
+/** The xAPI LRS (not its credential routes): outside the envelope, with xAPI's version header and plain-text errors. */
+const isLrs = (route: RouteInfo) => route.path.startsWith('/api/xapi/') && !route.path.startsWith('/api/xapi/credentials');
+const LRS_HEADERS = { 'x-experience-api-version': '1.0.3' };
+
+/** A valid body for the LRS's statement routes: the fuzzing student's own statement, so requests reach storage. */
+function lrsBody(route: RouteInfo): unknown {
+  if (route.path !== '/api/xapi/statements') return undefined;
+  return {
+    actor: JSON.parse(fixture.xapiAgent),
+    verb: { id: 'http://adlnet.gov/expapi/verbs/experienced', display: { en: 'experienced' } },
+    object: { objectType: 'Activity', id: fixture.xapiActivityId, definition: { name: { en: 'Lesson' } } },
+    result: { score: { scaled: 0.5 }, duration: 'PT1M' },
+    context: { contextActivities: { parent: [{ id: fixture.xapiActivityId }] } },
+  };
 }
 
 interface Case {
@@ -204,7 +221,7 @@ function casesFor(route: RouteInfo): Case[] {
   const url = fillPath(route.path, values);
   const query = baseQuery(route);
   const isJson = route.body && route.body.contentType !== 'multipart/form-data';
-  const validBody = isJson ? sampleFromSchema(route.body!.schema, fixture) : undefined;
+  const validBody = isJson ? (lrsBody(route) ?? sampleFromSchema(route.body!.schema, fixture)) : undefined;
   const validJson = validBody === undefined ? undefined : JSON.stringify(validBody);
   const jsonHeaders = { 'content-type': 'application/json' };
 
@@ -336,6 +353,15 @@ function multipartCases(route: RouteInfo, url: string): Case[] {
   return cases;
 }
 
+/** The LRS answers errors in xAPI's form: a status and a plain-text message, never the envelope. */
+function lrsProblem(res: { statusCode: number; body: string; headers: Record<string, unknown> }): string | null {
+  if (res.headers['x-experience-api-version'] !== '1.0.3') return 'no X-Experience-API-Version header';
+  if (res.statusCode < 400) return null;
+  if (!String(res.headers['content-type'] ?? '').startsWith('text/plain')) return 'LRS error is not text/plain';
+  if (res.body.length === 0 || res.body.includes('"error":')) return 'LRS error body is empty or an envelope';
+  return null;
+}
+
 function envelopeProblem(res: { statusCode: number; body: string; headers: Record<string, unknown> }): string | null {
   if (res.statusCode < 400) return null;
   let body: any;
@@ -374,14 +400,14 @@ describe('hostile inputs on every documented route', () => {
             const res = await t.app.inject({
               method: route.method as never,
               url: c.url,
-              headers: { authorization: `Bearer ${who.token}`, ...c.headers },
+              headers: { authorization: `Bearer ${who.token}`, ...(isLrs(route) ? LRS_HEADERS : {}), ...c.headers },
               ...(c.payload !== undefined ? { payload: c.payload } : {}),
             });
             sent++;
             const key = `${route.method} ${route.path} [${c.where}]`;
             const problems: string[] = [];
             if (res.statusCode >= 500) problems.push(`status ${res.statusCode}`);
-            const env = envelopeProblem(res);
+            const env = isLrs(route) ? lrsProblem(res) : envelopeProblem(res);
             if (env) problems.push(env);
             if (c.refused && res.statusCode < 300) problems.push(`accepted (${res.statusCode}) an input the boundary must refuse`);
             if (problems.length > 0 && !failures.has(key)) {

@@ -221,6 +221,52 @@ describe('cross-tenant sweep over every id-taking route', () => {
     expect(checked).toBeGreaterThan(0);
   });
 
+  it("the xAPI LRS shows B's callers (sessions of every role, and B's own credential) and a second student of A nothing of A's learner", async () => {
+    const admin = intruders.find((i) => i.label.includes('ADMIN'))!;
+    const created = await t.request('POST', '/api/xapi/credentials', { token: admin.token, body: { name: 'Intruder tool' } });
+    expect(created.status, created.raw).toBe(201);
+    const callers = [
+      ...intruders.map((i) => ({ label: i.label, authorization: `Bearer ${i.token}` })),
+      { label: `${SECOND_INSTITUTION.id} credential`, authorization: `Basic ${Buffer.from(`${created.body.data.key}:${created.body.data.secret}`).toString('base64')}` },
+      { label: otherStudent.label, authorization: `Bearer ${otherStudent.token}` },
+    ];
+    const lrsGets = routes.filter((r) => r.method === 'GET' && r.path.startsWith('/api/xapi/') && !r.path.startsWith('/api/xapi/credentials'));
+    expect(lrsGets.length).toBeGreaterThanOrEqual(6);
+    const failures: string[] = [];
+    let checked = 0;
+    for (const route of lrsGets) {
+      const names = route.query.map((q) => q.name);
+      // Each query names A's records: the statement by id, or A's activity and agent (and a document id).
+      const filled: Record<string, string> = {};
+      for (const q of route.query) {
+        if (q.name === 'statementId' || q.name === 'voidedStatementId' || q.name === 'more') continue;
+        const sample = sampleFromSchema(q.schema, fixture, q.name);
+        if (['agent', 'activityId', 'activity'].includes(q.name) || q.required) filled[q.name] = String(sample);
+        if (q.name === 'stateId' || q.name === 'profileId') filled[q.name] = 'sweep';
+      }
+      const queries = [filled, ...(names.includes('statementId') ? [{ statementId: fixture.xapiStatementId }, { voidedStatementId: fixture.xapiStatementId }] : [])];
+      for (const query of queries) {
+        for (const who of callers) {
+          const res = await t.app.inject({ method: 'GET', url: route.path, query, headers: { authorization: who.authorization, 'x-experience-api-version': '1.0.3' } });
+          checked++;
+          const leaked = [...fixture.secrets, fixture.xapiStatementId].filter((x) => res.body.includes(x));
+          if (res.statusCode >= 500 || leaked.length > 0)
+            failures.push(`GET ${route.path}?${new URLSearchParams(query)} as ${who.label}: ${res.statusCode} leaked [${leaked.join(', ')}]`);
+        }
+      }
+    }
+    expect(failures, failures.join('\n')).toEqual([]);
+    expect(checked).toBeGreaterThan(30);
+    // and the owner does see them (the queries were the right ones)
+    const owner = await t.app.inject({
+      method: 'GET',
+      url: '/api/xapi/statements',
+      query: { statementId: fixture.xapiStatementId },
+      headers: { authorization: fixture.xapiAuthorization, 'x-experience-api-version': '1.0.3' },
+    });
+    expect(owner.body).toContain(fixture.secrets[9]);
+  });
+
   it('the fixture is intact and visible to its owner (the sweep ran against live records)', async () => {
     const student = await t.token({ role: 'STUDENT', id: fixture.studentId });
     const notes = await t.request('GET', `/api/lessons/${fixture.lessonId}/notes`, { token: student });

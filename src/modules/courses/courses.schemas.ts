@@ -85,6 +85,7 @@ export const lessonSchema = z.object({
   unlockAfterDays: z.number().int().nullable(),
   unlockAt: ts.nullable(),
   blocks: z.array(lessonBlockSchema),
+  xapiCompletion: z.boolean().describe('a completed or passed xAPI statement about the lesson completes it for the learner'),
   createdAt: ts,
   updatedAt: ts,
 });
@@ -107,6 +108,7 @@ const lessonFields = {
   unlockAfterDays: z.number().int().min(0).max(3650).nullable().optional(),
   unlockAt: isoDateTime.nullable().optional(),
   blocks: z.array(lessonBlockSchema).max(200).optional(),
+  xapiCompletion: z.boolean().optional().describe('default true: a completed or passed xAPI statement about the lesson completes it (never QUIZ or ASSIGNMENT lessons)'),
 };
 export const createLessonBody = z.object(lessonFields);
 export const updateLessonBody = z.object({ ...lessonFields, title: title.optional(), type: z.enum(LESSON_TYPES).optional() });

@@ -80,6 +80,7 @@ export const toLessonDto = (l: Lesson, view: LessonView = 'manager') => ({
   unlockAfterDays: l.unlockAfterDays,
   unlockAt: iso(l.unlockAt),
   blocks: view === 'manager' ? l.blocks : view === 'learner' ? learnerBlocks(l.blocks) : [],
+  xapiCompletion: l.xapiCompletion,
   createdAt: iso(l.createdAt) as string,
   updatedAt: iso(l.updatedAt) as string,
 });
@@ -436,6 +437,7 @@ export async function createLesson(ctx: ServiceContext, courseId: string, body: 
         unlockAfterDays: body.unlockAfterDays ?? null,
         unlockAt: body.unlockAt ? new Date(body.unlockAt) : null,
         blocks: body.blocks ?? [],
+        xapiCompletion: body.xapiCompletion ?? true,
         createdAt: now,
         updatedAt: now,
       })

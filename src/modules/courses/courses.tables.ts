@@ -93,6 +93,8 @@ export const lessons = pgTable(
     unlockAfterDays: integer('unlock_after_days'),
     unlockAt: ts('unlock_at'),
     blocks: jsonb('blocks').$type<LessonBlock[]>().notNull().default([]),
+    /** A `completed` or `passed` xAPI statement about the lesson's activity completes it (see the xapi module). */
+    xapiCompletion: boolean('xapi_completion').notNull().default(true),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },

@@ -358,3 +358,16 @@ export async function recordTrackedProgress(tx: ServiceContext, course: Course, 
   const { rows, result } = await writeProgress(tx, course, new Map([[lessonId, input]]));
   return progressDto(rows[0], result);
 }
+
+/**
+ * A lesson completed by a learning record (a `completed` or `passed` xAPI statement about it),
+ * for the learner in `tx.actor`, in the caller's transaction: as a progress call that claims
+ * completion, with the record's score (0–100) when it has one. QUIZ, ASSIGNMENT and SCORM lessons
+ * complete only through their assessment or tracking: nothing happens (null).
+ */
+export async function completeFromLearningRecord(tx: ServiceContext, course: Course, lesson: Lesson, scorePercent: number | null): Promise<CompletionResult | null> {
+  if (ASSESSED_TYPES.has(lesson.type)) return null;
+  const input: ProgressInput = { completed: true, ...(scorePercent !== null ? { score: Math.max(0, Math.min(100, scorePercent)) } : {}) };
+  const { result } = await writeProgress(tx, course, new Map([[lesson.id, input]]));
+  return result;
+}

@@ -143,6 +143,7 @@ export function registerAuth(app: FastifyInstance, deps: Deps) {
   app.decorateRequest('rawBody', undefined);
   app.decorateRequest('isV1', false);
   app.decorateRequest('authRefusal', null);
+  app.decorateRequest('apiCaller', null);
 
   // Refusals are decided here and thrown in preParsing: in between, the rate limiter (each
   // route's own onRequest hook, after this global one) counts them against the caller's IP.

@@ -15,6 +15,7 @@ const FASTIFY_CODE_MAP: Record<string, ErrorCode> = {
 
 const STATUS_CODE_MAP: Record<number, ErrorCode> = {
   401: 'AUTH_REQUIRED',
+  412: 'PRECONDITION_FAILED',
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
   409: 'CONFLICT',
@@ -43,7 +44,8 @@ const MULTIPART_PARSE_ERROR =
  */
 const DB_INPUT_ERRORS = new Set(['22021', '22P05', '22008']);
 
-function toAppError(err: FastifyError | Error, req: FastifyRequest): AppError {
+/** Any error as the AppError the client is told about (logged when it is a bug). */
+export function toAppError(err: FastifyError | Error, req: FastifyRequest): AppError {
   if (err instanceof AppError) return err;
   if (!(err as FastifyError).code && !(err as FastifyError).statusCode && MULTIPART_PARSE_ERROR.test(err.message)) {
     return new AppError('VALIDATION_ERROR', `Malformed multipart body: ${err.message}`);
@@ -92,7 +94,7 @@ const UPSTREAM_MESSAGES: Record<string, string> = { crm: 'The CRM is unavailable
  * Upstream failures (the CRM's: details.upstream) carry the upstream host and path in their
  * message: that stays in the log, the caller gets a generic message.
  */
-function forClient(appErr: AppError, req: FastifyRequest): AppError {
+export function forClient(appErr: AppError, req: FastifyRequest): AppError {
   const upstream = appErr.details?.upstream;
   if (typeof upstream !== 'string') return appErr;
   req.log.warn({ reqId: req.id, upstream, code: appErr.code, detail: appErr.message }, 'upstream failure');

@@ -12,11 +12,12 @@ export const routeRateLimits = (config: Config) => ({
   reportRun: { max: config.RATE_LIMIT_REPORT_RUN, groupId: 'report-run' },
   reportExport: { max: config.RATE_LIMIT_REPORT_EXPORT, groupId: 'report-export' },
   scormContent: { max: config.RATE_LIMIT_SCORM_CONTENT, groupId: 'scorm-content' },
+  xapi: { max: config.RATE_LIMIT_XAPI, groupId: 'xapi' },
 });
 
-/** Who a limit counts against: the person (per tenant), or the IP for anonymous callers. */
+/** Who a limit counts against: the person (per tenant), an API credential, or the IP for anonymous callers. */
 function callerKey(req: FastifyRequest): string {
-  const who = req.session ? `p:${req.session.institutionId}:${req.session.personId}` : `ip:${req.ip}`;
+  const who = req.session ? `p:${req.session.institutionId}:${req.session.personId}` : req.apiCaller ? `c:${req.apiCaller}` : `ip:${req.ip}`;
   return `${who}:${isRead(req) ? 'r' : 'w'}`;
 }
 

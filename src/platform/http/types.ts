@@ -21,5 +21,10 @@ declare module 'fastify' {
      * so the rate limiter (an onRequest hook of each route) counts refused requests too.
      */
     authRefusal: Error | null;
+    /**
+     * A caller a module authenticated by its own scheme (an xAPI Basic credential), set in an
+     * onRequest hook: the rate limiter counts it like a person.
+     */
+    apiCaller: string | null;
   }
 }
