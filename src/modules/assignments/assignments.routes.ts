@@ -39,6 +39,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/assignments/:id',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'getAssignment',
@@ -54,6 +55,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.put(
     '/api/assignments/:id',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'upsertAssignment',
@@ -72,6 +74,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/assignments/:id/submit',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'submitAssignment',
@@ -91,6 +94,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/assignments/:id/grade',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'gradeAssignment',
@@ -108,6 +112,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/assignments/:id/submissions',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'listAssignmentSubmissions',
@@ -126,6 +131,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/assignments/:id/peer-reviews',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags: peerTags,
         operationId: 'moderatePeerReviews',
@@ -163,6 +169,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/peer-reviews/:id',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags: peerTags,
         operationId: 'getPeerReview',
@@ -178,6 +185,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/peer-reviews/:id',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags: peerTags,
         operationId: 'savePeerReviewDraft',
@@ -194,6 +202,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/peer-reviews/:id/submit',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags: peerTags,
         operationId: 'submitPeerReview',
@@ -212,6 +221,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/peer-reviews/:id/flag',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags: peerTags,
         operationId: 'flagPeerReview',

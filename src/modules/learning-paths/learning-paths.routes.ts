@@ -59,6 +59,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/learning-paths/:id',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'getLearningPath',
@@ -74,6 +75,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/learning-paths/:id',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'updateLearningPath',
@@ -89,6 +91,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/learning-paths/:id/courses',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'addLearningPathCourses',
@@ -105,6 +108,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/learning-paths/:id/enroll',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'enrollLearningPath',

@@ -111,6 +111,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/live-sessions/:id',
     {
+      config: { recordScope: 'institution' },
       schema: {
         ...byIdRoute('A live session', 'Managers, the host and learners with an ACTIVE or COMPLETED enrollment in its course; anyone else 404.', 'getLiveSession'),
         response: { 200: envelope(sessionSchema) },
@@ -122,6 +123,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/live-sessions/:id/start',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         ...byIdRoute(
           'Start a live session (host or ADMIN)',
@@ -137,6 +139,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/live-sessions/:id/end',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         ...byIdRoute(
           'End a live session (host or ADMIN)',
@@ -153,6 +156,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/live-sessions/:id/join',
     {
+      config: { recordScope: 'institution' },
       schema: {
         ...byIdRoute(
           'Join a LIVE session',
@@ -169,6 +173,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/live-sessions/:id/register',
     {
+      config: { recordScope: 'institution' },
       schema: {
         ...byIdRoute(
           'Sign up for a live session ahead',
@@ -184,6 +189,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/live-sessions/:id/attendance',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         ...byIdRoute(
           'Attendance of a live session (course managers and the host)',
@@ -204,6 +210,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/live-sessions/:id/attendance',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         ...byIdRoute(
           'Record attendance (host or ADMIN)',
@@ -221,6 +228,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/live-sessions/:id/ics',
     {
+      config: { recordScope: 'institution' },
       schema: {
         ...byIdRoute(
           'The session as an iCalendar file',
@@ -239,6 +247,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/live-sessions/:id/recording/start',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags: recordingTags,
         operationId: 'startLiveSessionRecording',
@@ -257,6 +266,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/live-sessions/:id/recording/stop',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags: recordingTags,
         operationId: 'stopLiveSessionRecording',

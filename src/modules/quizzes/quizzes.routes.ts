@@ -25,6 +25,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/quiz/:id',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'getQuiz',
@@ -44,6 +45,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.put(
     '/api/quiz/:id',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'upsertQuiz',
@@ -69,6 +71,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/quiz/:id/start',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'startQuizAttempt',
@@ -91,6 +94,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/quiz/:id/attempt',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'submitQuizAttempt',
@@ -116,6 +120,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/quiz/:id/attempts',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'listQuizAttempts',
