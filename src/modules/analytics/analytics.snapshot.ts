@@ -3,6 +3,7 @@ import { DateTime } from 'luxon';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/client.js';
 import { newId } from '../../platform/ids.js';
+import { inTenant } from '../../platform/db/tenancy.js';
 import { courses } from '../courses/courses.tables.js';
 import { enrollments } from '../enrollments/enrollments.tables.js';
 import { certificates } from '../certificates/certificates.tables.js';
@@ -18,6 +19,7 @@ export interface SnapshotSummary {
 
 /** The metrics of one institution for its local day [from, to). */
 async function metricsOf(db: Db, institutionId: string, from: Date, to: Date): Promise<Record<string, number>> {
+  const tenant = { institutionId };
   const today = (column: Parameters<typeof gte>[0]) => and(gte(column, from), lt(column, to));
   const [[e], [c], [cert], [sent]] = await Promise.all([
     db
@@ -30,19 +32,19 @@ async function metricsOf(db: Db, institutionId: string, from: Date, to: Date): P
         activeLearnersToday: sql<number>`count(distinct ${enrollments.studentId}) filter (where ${today(enrollments.lastAccessedAt)})::int`,
       })
       .from(enrollments)
-      .where(eq(enrollments.institutionId, institutionId)),
+      .where(inTenant(tenant, enrollments)),
     db
       .select({ published: sql<number>`count(*) filter (where ${courses.status} = 'PUBLISHED')::int`, total: count() })
       .from(courses)
-      .where(eq(courses.institutionId, institutionId)),
+      .where(inTenant(tenant, courses)),
     db
       .select({ issuedToday: count() })
       .from(certificates)
-      .where(and(eq(certificates.institutionId, institutionId), today(certificates.issuedAt))),
+      .where(and(inTenant(tenant, certificates), today(certificates.issuedAt))),
     db
       .select({ sentToday: count(), recipients: countDistinct(notifications.recipientId) })
       .from(notifications)
-      .where(and(eq(notifications.institutionId, institutionId), eq(notifications.status, 'SENT'), today(notifications.sentAt))),
+      .where(and(inTenant(tenant, notifications), eq(notifications.status, 'SENT'), today(notifications.sentAt))),
   ]);
   return {
     activeEnrollments: Number(e?.active ?? 0),

@@ -2,7 +2,7 @@ import { count, desc, sql, type SQL } from 'drizzle-orm';
 import type { Deps, ServiceContext } from '../../platform/context.js';
 import { withTx } from '../../platform/context.js';
 import { iso } from '../../platform/dto.js';
-import { byId, inTenant } from '../../platform/db/tenancy.js';
+import { byId, inTenant, inTenantAs } from '../../platform/db/tenancy.js';
 import { rawRows } from '../../platform/db/client.js';
 import { conflict, forbidden, notFound, validationError } from '../../platform/http/errors.js';
 import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
@@ -189,7 +189,7 @@ const currentRecords = (institutionId: string, now: Date, filters: SQL[]) => sql
     from ${complianceRecords} r
     join ${complianceTrainings} t on t.institution_id = r.institution_id and t.id = r.training_id
     left join enrollments e on e.institution_id = r.institution_id and e.course_id = t.course_id and e.student_id = r.person_id and e.status = 'COMPLETED'
-    where r.institution_id = ${institutionId}
+    where ${inTenantAs({ institutionId }, 'r')}
       and not exists (select 1 from ${complianceRecords} n where n.institution_id = r.institution_id and n.training_id = r.training_id and n.person_id = r.person_id and n.cycle > r.cycle)
   ) x
   where ${filters.length ? sql.join(filters, sql` and `) : sql`true`}
@@ -245,7 +245,7 @@ async function assignStaffRole(ctx: ServiceContext) {
   const now = ctx.clock.now();
   await ctx.db.execute(sql`insert into ${complianceRecords} (institution_id, id, training_id, person_id, cycle, assigned_at, due_at, created_at, updated_at)
     select t.institution_id, ${newId()} || '-' || t.id, t.id, ${ctx.actor.personId}, 1, ${now.toISOString()}::timestamptz, t.due_date, ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz
-    from ${complianceTrainings} t where t.institution_id = ${ctx.institutionId} and t.roles ? ${ctx.actor.role}
+    from ${complianceTrainings} t where ${inTenantAs(ctx, 't')} and t.roles ? ${ctx.actor.role}
     on conflict do nothing`);
 }
 
