@@ -4,9 +4,8 @@ import { withTx } from '../../platform/context.js';
 import { iso } from '../../platform/dto.js';
 import { byId, inTenant, inTenantAs } from '../../platform/db/tenancy.js';
 import { rawRows } from '../../platform/db/client.js';
-import { conflict, forbidden, notFound, validationError } from '../../platform/http/errors.js';
+import { conflict, notFound, validationError } from '../../platform/http/errors.js';
 import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
-import { canManageCourses } from '../../platform/auth/permissions.js';
 import { newId } from '../../platform/ids.js';
 import { requireAccess } from '../access/access.service.js';
 import { courses } from '../courses/courses.tables.js';
@@ -133,7 +132,7 @@ export async function createTraining(ctx: ServiceContext, input: TrainingInput) 
 
 /** GET /api/compliance/training: staff. */
 export async function listTrainings(ctx: ServiceContext, q: { page: number; perPage?: number; limit?: number }) {
-  if (!canManageCourses(ctx.actor)) throw forbidden('Compliance trainings are for staff');
+  await requireAccess(ctx, 'compliance.trainings', null);
   const page = toPage(q);
   const where = inTenant(ctx, complianceTrainings);
   const [rows, [{ total }]] = await Promise.all([
@@ -223,7 +222,7 @@ export async function listRecords(
 ) {
   const page = toPage(q);
   const now = ctx.clock.now();
-  const staff = canManageCourses(ctx.actor);
+  const { staff } = await requireAccess(ctx, 'compliance.records', null);
   if (!staff || q.personId === ctx.actor.personId) await assignStaffRole(ctx);
   const filters: SQL[] = [];
   if (!staff) filters.push(sql`person_id = ${ctx.actor.personId}`);
