@@ -10,6 +10,7 @@ import { defineConfig } from 'vitest/config';
 const UNIT = [
   'src/**/*.test.ts',
   'test/platform/config.test.ts',
+  'test/platform/conventions.test.ts',
   'test/platform/crm/client.test.ts',
   'test/platform/storage/*.test.ts',
   'test/platform/mail/*.test.ts',

@@ -55,6 +55,12 @@ describe('LIKE and date helpers', () => {
     expect(iso(null)).toBeNull();
     expect(iso(undefined)).toBeNull();
   });
+
+  it('maps a timestamp read through SQL text, whichever form the driver gives it', async () => {
+    const [row] = await rawRows<{ at: Date | string }>(database.db, sql`select '2026-03-02 10:00:00+01'::timestamptz as at`);
+    expect(iso(row!.at)).toBe('2026-03-02T09:00:00.000Z');
+    expect(iso('2026-03-02 10:00:00+01')).toBe('2026-03-02T09:00:00.000Z');
+  });
 });
 
 describe('tenancy predicates', () => {

@@ -1,7 +1,6 @@
-import { z } from 'zod';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { envelope, ok, paged, pagedEnvelope, pageMetaSchema } from '../../platform/http/envelope.js';
+import { envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { serviceContext } from '../../platform/context.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
 import {
@@ -12,10 +11,10 @@ import {
   flagSchema,
   gradeBody,
   idParams,
-  moderationSchema,
+  moderationEnvelope,
   pageOnlyQuery,
   queueQuery,
-  queueSchema,
+  queueEnvelope,
   reviewDetailSchema,
   submissionListItem,
   submissionSchema,
@@ -139,7 +138,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         description: 'One group per submission (paginated, default 50) with the student, scores and every review with its reviewer; names from the CRM.',
         params: idParams,
         querystring: pageOnlyQuery,
-        response: { 200: z.object({ data: moderationSchema, error: z.null(), meta: pageMetaSchema }) },
+        response: { 200: moderationEnvelope },
       },
     },
     async (req) => {
@@ -157,7 +156,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'The caller’s peer-review queue',
         description: `\`status\`: comma-separated PENDING, SUBMITTED, FLAGGED (default PENDING). Previews are the first 240 characters. ${anonymous}`,
         querystring: queueQuery,
-        response: { 200: z.object({ data: queueSchema, error: z.null(), meta: pageMetaSchema }) },
+        response: { 200: queueEnvelope },
       },
     },
     async (req) => {

@@ -204,10 +204,10 @@ const recordDto = (r: RecordRow) => ({
   sectionId: r.section_id,
   cycle: r.cycle,
   status: r.status,
-  assignedAt: new Date(r.assigned_at).toISOString(),
-  dueAt: new Date(r.due_at).toISOString(),
-  completedAt: r.completed_at ? new Date(r.completed_at).toISOString() : null,
-  waivedAt: r.waived_at ? new Date(r.waived_at).toISOString() : null,
+  assignedAt: iso(r.assigned_at),
+  dueAt: iso(r.due_at),
+  completedAt: iso(r.completed_at),
+  waivedAt: iso(r.waived_at),
   waiveReason: r.waive_reason,
 });
 

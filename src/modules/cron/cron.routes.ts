@@ -1,21 +1,12 @@
-import { z } from 'zod';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, ok } from '../../platform/http/envelope.js';
+import { remindersSchema, schedulesSchema, snapshotSchema } from './cron.schemas.js';
 import { runAnalyticsSnapshot, runReportSchedules, sendAssignmentReminders } from './cron.service.js';
 
 const tags = ['cron'];
 const config = { auth: 'cron' as const };
 const security = [{ cronSecret: [] }];
-
-const remindersSchema = z.object({
-  windowFrom: z.string(),
-  windowTo: z.string(),
-  assignmentsDue: z.number().int(),
-  remindersCreated: z.number().int(),
-});
-const schedulesSchema = z.object({ at: z.string(), schedulesRun: z.number().int(), alertsEvaluated: z.number().int(), alertsFired: z.number().int() });
-const snapshotSchema = z.object({ at: z.string(), institutions: z.number().int(), snapshotsWritten: z.number().int() });
 
 /**
  * Spec 4.8: the hourly cron endpoints, called by the operator's scheduler with

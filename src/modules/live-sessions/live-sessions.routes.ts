@@ -1,21 +1,21 @@
 import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { envelope, errorEnvelope, ok, paged, pagedEnvelope, pageMetaSchema } from '../../platform/http/envelope.js';
+import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { AppError } from '../../platform/http/errors.js';
 import { serviceContext } from '../../platform/context.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
 import { verifyWebhookSignature } from '../../platform/auth/signatures.js';
 import {
   attendanceBody,
-  attendanceListSchema,
+  attendanceListEnvelope,
   attendanceQuery,
   attendanceUpdateSchema,
   courseAttendanceQuery,
-  courseAttendanceSchema,
+  courseAttendanceEnvelope,
   createSessionBody,
+  icsSchema,
   idParams,
   joinSchema,
   listSessionsQuery,
@@ -99,7 +99,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           'Only COMPLETED sessions count (spec 3.3). Course managers get every student with an ACTIVE or COMPLETED enrollment (or the one `studentId`); ' +
           'a learner gets their own row (another `studentId` → 404).',
         querystring: courseAttendanceQuery,
-        response: { 200: z.object({ data: courseAttendanceSchema, error: z.null(), meta: pageMetaSchema }) },
+        response: { 200: courseAttendanceEnvelope },
       },
     },
     async (req) => {
@@ -198,7 +198,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           'getLiveSessionAttendance',
         ),
         querystring: attendanceQuery,
-        response: { 200: z.object({ data: attendanceListSchema, error: z.null(), meta: pageMetaSchema }) },
+        response: { 200: attendanceListEnvelope },
       },
     },
     async (req) => {
@@ -235,7 +235,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           'RFC 5545 (`text/calendar; charset=utf-8`, attachment `live-session-<id>.ics`): start, end (start + duration), title, URL and a UID that stays the same for the session.',
           'getLiveSessionCalendar',
         ),
-        response: { 200: { description: 'an iCalendar file', content: { 'text/calendar': { schema: z.string().describe('iCalendar text (RFC 5545)') } } } },
+        response: { 200: { description: 'an iCalendar file', content: { 'text/calendar': { schema: icsSchema } } } },
       },
     },
     async (req, reply) => {

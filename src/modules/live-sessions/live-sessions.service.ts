@@ -2,6 +2,7 @@ import { and, asc, count, eq, gte, inArray, lt, sql } from 'drizzle-orm';
 import { withTx, type ServiceContext } from '../../platform/context.js';
 import { rawRows } from '../../platform/db/client.js';
 import { byId, inTenant, inTenantAs } from '../../platform/db/tenancy.js';
+import { iso } from '../../platform/dto.js';
 import { conflict, validationError } from '../../platform/http/errors.js';
 import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
 import { newId } from '../../platform/ids.js';
@@ -168,7 +169,7 @@ export async function registerForSession(ctx: ServiceContext, id: string) {
           updated_at = case when p.registered_at is null then excluded.updated_at else p.updated_at end
         returning registered_at, (select registered_at from prior) as prior`,
   );
-  return { sessionId: id, studentId: person, registeredAt: new Date(row!.registered_at).toISOString(), alreadyRegistered: row!.prior !== null };
+  return { sessionId: id, studentId: person, registeredAt: iso(row!.registered_at), alreadyRegistered: row!.prior !== null };
 }
 
 // ── attendance ───────────────────────────────────────────────────────────────
@@ -237,7 +238,6 @@ export async function getAttendance(ctx: ServiceContext, id: string, query: { pa
           order by e.student_id limit ${page.perPage} offset ${pageOffset(page)}`,
     ),
   ]);
-  const at = (v: string | Date | null) => (v === null ? null : new Date(v).toISOString());
   return {
     data: {
       sessionId: session.id,
@@ -246,11 +246,11 @@ export async function getAttendance(ctx: ServiceContext, id: string, query: { pa
       totals,
       students: rows.map((r) => ({
         studentId: r.student_id,
-        registeredAt: at(r.registered_at),
-        firstJoinedAt: at(r.first_joined_at),
+        registeredAt: iso(r.registered_at),
+        firstJoinedAt: iso(r.first_joined_at),
         joinCount: Number(r.join_count ?? 0),
         mark: r.mark,
-        markedAt: at(r.marked_at),
+        markedAt: iso(r.marked_at),
         attendance: final ? (r.attended ? ('attended' as const) : ('missed' as const)) : null,
       })),
     },

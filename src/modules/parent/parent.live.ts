@@ -3,6 +3,7 @@ import { DateTime } from 'luxon';
 import type { ServiceContext } from '../../platform/context.js';
 import { rawRows } from '../../platform/db/client.js';
 import { inTenantAs } from '../../platform/db/tenancy.js';
+import { iso } from '../../platform/dto.js';
 import { getSettings } from '../institutions/institutions.service.js';
 
 /**
@@ -49,7 +50,7 @@ export async function liveClassesOf(ctx: ServiceContext, childId: string, upcomi
       title: s.title,
       courseId: s.course_id,
       courseTitle: s.course_title,
-      scheduledAt: new Date(s.scheduled_at).toISOString(),
+      scheduledAt: iso(s.scheduled_at),
       durationMinutes: Number(s.duration_minutes),
     })),
   };
