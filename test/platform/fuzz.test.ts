@@ -354,7 +354,7 @@ function envelopeProblem(res: { statusCode: number; body: string; headers: Recor
  * The routes are walked in parts, one test each and in order (DELETE routes last), so the
  * per-test timeout keeps its meaning as routes are added.
  */
-const PARTS = 4;
+const PARTS = 8;
 const failures = new Map<string, string>();
 let sent = 0;
 
