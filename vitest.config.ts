@@ -10,6 +10,7 @@ import { defineConfig } from 'vitest/config';
 const UNIT = [
   'src/**/*.test.ts',
   'test/platform/config.test.ts',
+  'test/platform/conventions.test.ts',
   'test/platform/crm/client.test.ts',
   'test/platform/storage/*.test.ts',
   'test/platform/mail/*.test.ts',
@@ -35,11 +36,11 @@ export default defineConfig({
     // Two cores here and in CI: two files at a time keeps PGlite start-up from starving tests.
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'unit', include: UNIT } },
+      { extends: true, test: { name: 'unit', include: UNIT, isolate: false } },
       {
         extends: true,
         // Migrates once per run; every test app starts from a copy of the migrated database.
-        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...PROCESS], globalSetup: ['test/global-setup.ts'] },
+        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...PROCESS], globalSetup: ['test/global-setup.ts'], isolate: false },
       },
       // The child processes bring their own database; they take longer to start.
       { extends: true, test: { name: 'process', include: PROCESS, testTimeout: 60_000, hookTimeout: 180_000 } },

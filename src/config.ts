@@ -205,6 +205,12 @@ export type SecretPolicy = 'required' | 'development';
 
 export interface LoadConfigOptions {
   secrets?: SecretPolicy;
+  /**
+   * The process serves the cron endpoints (`lms serve`, `lms start`): in production it refuses
+   * to start without CRON_SECRET, since without one they are open to anyone (spec 5.4 allows
+   * that in development only, with a warning).
+   */
+  servesCron?: boolean;
 }
 
 /** Both VAPID keys or neither, and the public key must be the private key's. */
@@ -243,6 +249,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
     if (missing.length > 0) {
       throw new ConfigError(`Refusing to start in production: missing ${missing.join(', ')}`);
     }
+  }
+  if (isProduction && options.servesCron && !env.CRON_SECRET) {
+    throw new ConfigError('Refusing to start in production: missing CRON_SECRET (without it the cron endpoints are open to anyone)');
   }
   const crm = crmAddressingFrom(env);
   if ((options.secrets ?? 'development') === 'required') {

@@ -147,7 +147,7 @@ async function start() {
     env.RECORDING_WEBHOOK_SECRET = recorderSim.webhookSecret;
     recorderNote = `Recorder simulator: ${recorderSim.url} (calls the webhook back about 2 s after a stop)`;
   }
-  let config = loadConfig(env, { secrets: 'development' });
+  let config = loadConfig(env, { secrets: 'development', servesCron: true });
   if (config.usingDevSecret) {
     console.warn('[lms] AUTH_SECRET is not set: using the public development secret (lms start only; anyone can forge tokens for it)');
   }
@@ -230,7 +230,7 @@ export async function main(argv = process.argv.slice(2)) {
   try {
     switch (command) {
       case 'serve':
-        return await serve(loadConfig(process.env, { secrets: 'required' }), false);
+        return await serve(loadConfig(process.env, { secrets: 'required', servesCron: true }), false);
       case 'worker':
         return await runWorker(loadConfig(process.env, { secrets: 'required' }));
       case 'start':

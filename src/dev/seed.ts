@@ -8,6 +8,7 @@ import { categories, courseModules, courses, lessons, type LessonType } from '..
 import { enrollments, lessonProgress } from '../modules/enrollments/enrollments.tables.js';
 import { quizzes, type StoredQuestion } from '../modules/quizzes/quizzes.tables.js';
 import { crmFixtures, CRM_INSTITUTIONS } from './crm-sim/fixtures.js';
+import { inTenant } from '../platform/db/tenancy.js';
 
 /**
  * Demo content for an institution: categories, three courses (two published) with modules and
@@ -184,7 +185,7 @@ export async function seedInstitution(db: Db, clock: Clock, institutionId: strin
   const [existing] = await db
     .select({ n: sql<number>`count(*)::int` })
     .from(courses)
-    .where(and(eq(courses.institutionId, institutionId), sql`${courses.id} like 'seed\\_%'`));
+    .where(and(inTenant({ institutionId }, courses), sql`${courses.id} like 'seed\\_%'`));
   const created = existing.n === 0;
   let lessonCount = 0;
   let enrollmentCount = 0;

@@ -20,6 +20,8 @@ export interface RouteInfo {
   /** Content type → schema of the request body. */
   body?: { contentType: string; schema: JsonSchema; required: boolean };
   security: unknown;
+  /** The route's `x-record-scope` (src/platform/http/types.ts `RecordScope`), if it declares one. */
+  recordScope?: string;
 }
 
 /** Every documented route of the app, from GET /openapi.json. */
@@ -42,6 +44,7 @@ export async function documentedRoutes(t: TestApp): Promise<RouteInfo[]> {
         query: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, schema: p.schema ?? {}, required: Boolean(p.required) })),
         body: contentType && media ? { contentType, schema: media.schema ?? {}, required: Boolean(op.requestBody?.required) } : undefined,
         security: op.security,
+        recordScope: op['x-record-scope'],
       });
     }
   }

@@ -1,21 +1,27 @@
 /**
  * The production build: `tsc -p tsconfig.build.json` output runs on its own. The build goes to
  * a temp deployment directory holding only what a production install has (bin/, dist/,
- * drizzle/, package.json, node_modules; no src/), and `lms migrate` and `lms serve` run from
- * there through bin/lms.js's compiled path. With DATABASE_URL set (CI's PostgreSQL run) they
+ * drizzle/, package.json, node_modules; no src/), and `lms migrate`, `lms serve` and
+ * `lms worker` run from there through bin/lms.js's compiled path. With DATABASE_URL set (CI's PostgreSQL run) they
  * run with NODE_ENV=production on a database of their own; otherwise LMS_DIST=1 selects dist/
  * with the embedded PGlite (production mode refuses to start without PostgreSQL).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { cp, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
 import { withDatabase } from '../helpers/database.js';
+import { openDatabase } from '../../src/platform/db/client.js';
+import { enqueue } from '../../src/platform/queue/queue.js';
+import { jobs } from '../../src/platform/queue/queue.tables.js';
+import { systemClock } from '../../src/platform/clock.js';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -112,5 +118,49 @@ describe('compiled build (dist/)', () => {
     proc.kill('SIGTERM');
     const [code] = await exited;
     expect(code, output).toBe(0);
+  });
+  it('lms worker runs a queued job from dist/ and exits 0 on SIGTERM', async () => {
+    // A stored object and the job that deletes it, queued before the worker starts.
+    const key = 'inst_build/captions/worker-check.vtt';
+    const file = join(env.DATA_DIR!, 'files', key);
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, 'WEBVTT\n');
+    const open = () => openDatabase({ databaseUrl: env.DATABASE_URL || undefined, dataDir: env.DATA_DIR });
+    let database = await open();
+    let jobId: string;
+    try {
+      jobId = await enqueue(database.db, systemClock, 'storage.deleteObjects', { keys: [key] });
+    } finally {
+      await database.close();
+    }
+
+    const proc = spawn(process.execPath, ['bin/lms.js', 'worker'], {
+      cwd: deployDir,
+      env: { ...env, LOG_LEVEL: 'info', WORKER_POLL_MS: '100' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child = proc;
+    let output = '';
+    proc.stdout!.on('data', (d) => (output += d));
+    proc.stderr!.on('data', (d) => (output += d));
+    const deadline = Date.now() + 45_000;
+    // The job may run before the start-up line is written: wait for both.
+    while (existsSync(file) || !/"msg":"worker started"/.test(output)) {
+      if (proc.exitCode !== null) throw new Error(`lms worker exited early (${proc.exitCode}):\n${output}`);
+      if (Date.now() > deadline) throw new Error(`lms worker did not run the job:\n${output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const exited = once(proc, 'exit');
+    proc.kill('SIGTERM');
+    const [code] = await exited;
+    expect(code, output).toBe(0);
+
+    database = await open();
+    try {
+      const [row] = await database.db.select().from(jobs).where(eq(jobs.id, jobId));
+      expect(row).toMatchObject({ name: 'storage.deleteObjects', status: 'done', attempts: 1 });
+    } finally {
+      await database.close();
+    }
   });
 });

@@ -20,6 +20,15 @@ describe('config', () => {
     expect(ok.isProduction).toBe(true);
   });
 
+  it('in production, a process serving the cron endpoints needs CRON_SECRET; the worker does not', () => {
+    const prod = { NODE_ENV: 'production', DATABASE_URL: 'postgres://x/y', AUTH_SECRET: 'a'.repeat(32), CRM_API_KEY: 'k' };
+    expect(() => loadConfig(prod, { secrets: 'required', servesCron: true })).toThrow(/Refusing to start in production: missing CRON_SECRET/);
+    expect(loadConfig({ ...prod, CRON_SECRET: 'c' }, { secrets: 'required', servesCron: true }).CRON_SECRET).toBe('c');
+    expect(loadConfig(prod, { secrets: 'required' }).CRON_SECRET).toBeUndefined();
+    // Development (`npm start`): open, with a warning at start-up.
+    expect(loadConfig({}, { secrets: 'development', servesCron: true }).CRON_SECRET).toBeUndefined();
+  });
+
   it('names a malformed variable', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(ConfigError);
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sql } from 'drizzle-orm';
-import type { Database } from '../../src/platform/db/client.js';
+import { sql, type SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { rawRows, type Database } from '../../src/platform/db/client.js';
+import { byIdForJob, inTenantAs } from '../../src/platform/db/tenancy.js';
+import { lessonNotes } from '../../src/modules/notes/notes.tables.js';
 import { isUniqueViolation } from '../../src/platform/db/errors.js';
 import { containsPattern, escapeLike } from '../../src/platform/db/like.js';
 import { iso } from '../../src/platform/dto.js';
@@ -51,5 +54,29 @@ describe('LIKE and date helpers', () => {
     expect(iso(new Date('2026-03-02T09:00:00Z'))).toBe('2026-03-02T09:00:00.000Z');
     expect(iso(null)).toBeNull();
     expect(iso(undefined)).toBeNull();
+  });
+
+  it('maps a timestamp read through SQL text, whichever form the driver gives it', async () => {
+    const [row] = await rawRows<{ at: Date | string }>(database.db, sql`select '2026-03-02 10:00:00+01'::timestamptz as at`);
+    expect(iso(row!.at)).toBe('2026-03-02T09:00:00.000Z');
+    expect(iso('2026-03-02 10:00:00+01')).toBe('2026-03-02T09:00:00.000Z');
+  });
+});
+
+describe('tenancy predicates', () => {
+  it('inTenantAs filters SQL text by a table alias or name, the institution bound as a parameter', async () => {
+    await database.db.execute(sql`create table ten_t (institution_id text not null, id text not null)`);
+    await database.db.execute(sql`insert into ten_t values ('inst_a', '1'), ('inst_b', '2'), ('inst_a''; --', '3')`);
+    const ids = async (q: ReturnType<typeof sql>) => (await rawRows<{ id: string }>(database.db, q)).map((r) => r.id).sort();
+    expect(await ids(sql`select x.id from ten_t x where ${inTenantAs({ institutionId: 'inst_a' }, 'x')}`)).toEqual(['1']);
+    expect(await ids(sql`select id from ten_t where ${inTenantAs({ institutionId: 'inst_b' }, 'ten_t')}`)).toEqual(['2']);
+    expect(await ids(sql`select x.id from ten_t x where ${inTenantAs({ institutionId: "inst_a'; --" }, 'x')}`)).toEqual(['3']);
+  });
+
+  it('byIdForJob finds a row within the named institution, and by id alone only when none is named', async () => {
+    const table = { institutionId: lessonNotes.institutionId, id: lessonNotes.id };
+    const render = (q: SQL) => new PgDialect().sqlToQuery(q);
+    expect(render(byIdForJob('inst_a', table, 'n1'))).toMatchObject({ sql: '("lesson_notes"."institution_id" = $1 and "lesson_notes"."id" = $2)', params: ['inst_a', 'n1'] });
+    expect(render(byIdForJob(null, table, 'n1'))).toMatchObject({ sql: '"lesson_notes"."id" = $1', params: ['n1'] });
   });
 });

@@ -338,6 +338,11 @@ describe('queue: leases', () => {
     const a = real({ 'test.slow': async () => void (aRuns++, await sleep(3_200)) });
     const b = real({ 'test.slow': async () => void bRuns++ });
     const aRun = a.runOnce();
+    // A claims first (on PostgreSQL's pool, B's first claim could otherwise overtake A's).
+    for (let tries = 0; (await rows())[0]?.lockedBy !== a.id; tries++) {
+      if (tries > 400) throw new Error('A never claimed the job');
+      await sleep(5);
+    }
     // More than three lease lengths; a heartbeat every 100 ms leaves room for a loaded machine.
     const deadline = Date.now() + 3_000;
     while (Date.now() < deadline) {

@@ -1,6 +1,8 @@
 /**
  * The real process refuses to start with the public development secret: only `lms start`
- * (the development all-in-one) may run without AUTH_SECRET, and it says so.
+ * (the development all-in-one) may run without AUTH_SECRET, and it says so. In production a
+ * process serving the cron endpoints refuses to start without CRON_SECRET; in development they
+ * stay open, with a warning.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -26,6 +28,7 @@ async function run(command: string, env: Record<string, string>): Promise<{ code
       CRM_API_KEY: '',
       CRM_BASE_DOMAIN: '',
       CRM_URL: '',
+      CRON_SECRET: '',
       REDIS_URL: '',
       DATA_DIR: dataDir,
       PORT: '0',
@@ -57,6 +60,23 @@ describe('start-up secrets', () => {
     expect(r.output).toMatch(/missing AUTH_SECRET/);
   }, 90_000);
 
+  it('lms serve in production without CRON_SECRET refuses to start, naming it (the cron endpoints would be open)', async () => {
+    const prod = {
+      NODE_ENV: 'production',
+      // The TypeScript sources (production would run dist/, which this test does not build).
+      LMS_DIST: '0',
+      DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+      AUTH_SECRET: 'a-real-secret-0123456789abcdef',
+      CRM_API_KEY: 'a-real-crm-key',
+      CRM_BASE_DOMAIN: 'crm.example.test',
+      CRON_SECRET: '',
+    };
+    const r = await run('serve', prod);
+    expect(r.code).toBe(1);
+    expect(r.output).toMatch(/Refusing to start in production: missing CRON_SECRET/);
+    expect(r.output).not.toMatch(/AUTH_SECRET|CRM_API_KEY/);
+  }, 90_000);
+
   it('lms serve with a real CRM and no CRM_API_KEY refuses to start, naming it', async () => {
     const r = await run('serve', { AUTH_SECRET: 'a-real-secret-0123456789abcdef', CRM_BASE_DOMAIN: 'crm.example.test' });
     expect(r.code).toBe(1);
@@ -76,6 +96,7 @@ describe('lms start', () => {
         CRM_BASE_DOMAIN: '',
         CRM_URL: '',
         DATABASE_URL: '',
+        CRON_SECRET: '',
         REDIS_URL: '',
         DATA_DIR: dataDir,
         HOST: '127.0.0.1',
@@ -96,6 +117,8 @@ describe('lms start', () => {
         child.once('exit', (code) => reject(new Error(`lms start exited (${code}):\n${output}`)));
       });
       expect(output).toMatch(/AUTH_SECRET is not set: using the public development secret/);
+      // Development: the cron endpoints stay open without CRON_SECRET (spec 5.4), with a warning.
+      expect(output).toMatch(/CRON_SECRET is not set: cron endpoints are open \(development only\)/);
     } finally {
       const exited = once(child, 'exit');
       child.kill('SIGTERM');

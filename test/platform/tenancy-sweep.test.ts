@@ -1,26 +1,27 @@
 /**
  * Cross-tenant sweep (DESIGN.md §3): every documented route that takes an id in its path is
  * called with the ids of institution A's records and the tokens of institution B's users (each
- * role), and the owner-only ones also with a second student of A. Nothing may succeed, nothing
- * may change, and no answer may tell a record of A from one that does not exist.
+ * role), and the routes that declare an owner (`x-record-scope` `owner` or `owner-edit`) also
+ * with a second student of A. Nothing may succeed, nothing may change, and no answer may tell a
+ * record of A from one that does not exist. The checker is test/helpers/tenancy-sweep.ts (its
+ * rules are there; its own test is tenancy-sweep-checker.test.ts).
  *
  * New routes are covered without a new test: routes come from /openapi.json, bodies from their
  * JSON schema, ids from one fixture through `resolvePathParams` (test/helpers/routes.ts). A route
- * whose path parameters have no mapping fails the sweep, listed by name.
+ * whose path parameters have no mapping, or that does not declare its record scope
+ * (`config.recordScope` where the route is defined), fails the sweep, listed by name.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sql } from 'drizzle-orm';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { rawRows } from '../../src/platform/db/client.js';
-import { NORTH_ADMIN_ID, NORTH_PARENT_ID, NORTH_STUDENT_ID, NORTH_TEACHER_ID, SECOND_INSTITUTION } from '../../src/dev/crm-sim/fixtures.js';
-import { buildFixture, captionForm, documentedRoutes, fillPath, resolvePathParams, sampleFromSchema, type Fixture, type RouteInfo } from '../helpers/routes.js';
+import { buildFixture, documentedRoutes, fillPath, resolvePathParams, sampleFromSchema, type Fixture, type RouteInfo } from '../helpers/routes.js';
+import { createTenancySweep, undeclaredScopes, type SweepAllowances, type TenancySweep } from '../helpers/tenancy-sweep.js';
 
 /**
  * Routes where an intruder's answer is something other than 404 by design, with the reason.
- * (A 403 that the same caller also gets for an id that does not exist is accepted everywhere:
- * it depends on the caller's role only, so it reveals nothing about A's record.)
+ * (A role gate, a 403 the caller gets whatever the id and that A's own user of the same role
+ * gets too, is accepted everywhere: it says nothing about A's record.)
  */
-const ALLOW: Record<string, { statuses: number[]; reason: string }> = {
+const ALLOW: SweepAllowances = {
   'PUT /api/upload/{tenant}/{kind}/{object}': {
     statuses: [403],
     reason: 'public signed-URL route: the signature is the credential and tokens are ignored; without a valid signature it is 403 FORBIDDEN for everyone',
@@ -29,97 +30,32 @@ const ALLOW: Record<string, { statuses: number[]; reason: string }> = {
     statuses: [403],
     reason: 'public signed-URL route: the signature is the credential and tokens are ignored; without a valid signature it is 403 FORBIDDEN for everyone',
   },
+  'GET /api/parent/children/{childId}/overview': {
+    statuses: [403],
+    reason: "spec 4.6 rules 1 and 7: a child the CRM does not list among the parent's children is 403 FORBIDDEN (also for a child id that exists nowhere)",
+  },
 };
-
-/** Path parameters that name an owner-scoped record: a second student of A must not reach it. */
-const OWNER_SCOPED_PARAMS = new Set(['noteId', 'bookmarkId', 'studentId', 'token']);
 
 let t: TestApp;
 let fixture: Fixture;
 let routes: RouteInfo[];
 let idRoutes: RouteInfo[];
-const intruders: Array<{ label: string; token: string }> = [];
-let otherStudent: { label: string; token: string };
+let sweep: TenancySweep;
 
 beforeAll(async () => {
   t = await createTestApp();
   fixture = await buildFixture(t);
   routes = await documentedRoutes(t);
   idRoutes = routes.filter((r) => r.pathParams.length > 0);
-  const inst = SECOND_INSTITUTION.id;
-  for (const [role, id] of [
-    ['STUDENT', NORTH_STUDENT_ID],
-    ['TEACHER', NORTH_TEACHER_ID],
-    ['ADMIN', NORTH_ADMIN_ID],
-    ['PARENT', NORTH_PARENT_ID],
-  ] as const) {
-    intruders.push({ label: `${inst} ${role} ${id}`, token: await t.token({ role, id, institutionId: inst }) });
-  }
-  otherStudent = { label: `inst_demo STUDENT ${fixture.otherStudentId}`, token: await t.token({ role: 'STUDENT', id: fixture.otherStudentId }) };
-  // First requests of B's users create B's institution row; do them before any snapshot.
-  for (const who of intruders) await t.request('GET', '/api/catalogue', { token: who.token });
+  sweep = await createTenancySweep(t, fixture, ALLOW);
 });
 
 afterAll(async () => {
   await t?.close();
 });
 
-/**
- * Count and hash of every table's rows: any write anywhere shows. B's own `institutions` row is
- * left out (the platform keeps it current, e.g. the slug and name it learns from the CRM).
- */
-async function snapshot(): Promise<Record<string, string>> {
-  const tables = await rawRows<{ name: string }>(
-    t.db,
-    sql`select table_name as name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' and table_name not like '%migrations%' order by 1`,
-  );
-  // One statement for every table (the sweep takes two snapshots per route).
-  const rows = await rawRows<{ name: string; n: number; h: string }>(
-    t.db,
-    sql.raw(
-      tables
-        .map(
-          ({ name }) =>
-            `select '${name}' as name, count(*)::int as n, md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as h from "${name}" x` +
-            (name === 'institutions' ? ` where x.id <> '${SECOND_INSTITUTION.id}'` : ''),
-        )
-        .join(' union all '),
-    ),
-  );
-  return Object.fromEntries(rows.map((r) => [r.name, `${r.n}:${r.h}`]));
-}
-
-const changedTables = (a: Record<string, string>, b: Record<string, string>) => [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => a[k] !== b[k]);
-
-/** Call `route` with these path values as `token`; a valid body so validation passes. */
-async function call(route: RouteInfo, values: Record<string, string>, token: string) {
-  const url = fillPath(route.path, values);
-  const query: Record<string, string> = {};
-  for (const q of route.query) if (q.required) query[q.name] = String(sampleFromSchema(q.schema, fixture, q.name));
-  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-  let payload: string | Buffer | undefined;
-  if (route.body?.contentType === 'multipart/form-data') {
-    const form = captionForm();
-    Object.assign(headers, form.headers);
-    payload = form.payload;
-  } else if (route.body) {
-    headers['content-type'] = 'application/json';
-    payload = JSON.stringify(sampleFromSchema(route.body.schema, fixture));
-  }
-  const res = await t.app.inject({ method: route.method as never, url, query, headers, ...(payload !== undefined ? { payload } : {}) });
-  let body: any;
-  try {
-    body = res.json();
-  } catch {
-    body = undefined;
-  }
-  return { status: res.statusCode, code: body?.error?.code as string | undefined, raw: res.body, url };
-}
-
-const fakeValues = (values: Record<string, string>) => Object.fromEntries(Object.keys(values).map((k) => [k, `00000000-0000-7000-8000-${k.length.toString().padStart(12, '0')}`]));
-
 describe('cross-tenant sweep over every id-taking route', () => {
-  it('every path parameter of every documented route maps to a fixture id', () => {
+  it('every id-taking route maps its path parameters to fixture ids and declares whose record it names', () => {
     const unmapped = idRoutes
       .map((r) => ({ r, u: resolvePathParams(r.path, fixture).unmapped }))
       .filter((x) => x.u.length > 0)
@@ -128,8 +64,15 @@ describe('cross-tenant sweep over every id-taking route', () => {
       unmapped,
       `Routes with path parameters the sweep cannot fill; add a record to buildFixture and a mapping in resolvePathParams (test/helpers/routes.ts):\n${unmapped.join('\n')}`,
     ).toEqual([]);
-    // Sanity: the sweep really sees the routes (the count only grows).
-    expect(idRoutes.length).toBeGreaterThanOrEqual(30);
+    const undeclared = undeclaredScopes(idRoutes);
+    expect(
+      undeclared,
+      `Routes with an id in the path must declare config.recordScope ('institution', 'owner' or 'owner-edit'; src/platform/http/types.ts) where they are defined:\n${undeclared.join('\n')}`,
+    ).toEqual([]);
+    // Sanity: the sweep really sees the routes (the count only grows), and the owner-only ones.
+    expect(idRoutes.length).toBeGreaterThanOrEqual(80);
+    expect(idRoutes.filter((r) => r.recordScope === 'owner').length).toBeGreaterThanOrEqual(10);
+    expect(idRoutes.filter((r) => r.recordScope === 'owner-edit').length).toBeGreaterThanOrEqual(10);
   });
 
   // Reads first: the write sweep below would, when broken, delete what a leak check looks for.
@@ -138,44 +81,27 @@ describe('cross-tenant sweep over every id-taking route', () => {
     for (const route of idRoutes.filter((r) => r.method === 'GET')) {
       const { values, unmapped } = resolvePathParams(route.path, fixture);
       if (unmapped.length > 0) continue;
-      const res = await call(route, values, otherStudent.token);
+      const res = await sweep.call(route, values, sweep.otherStudent.token);
       const leaked = fixture.secrets.filter((s) => res.raw.includes(s));
       if (res.status >= 500 || leaked.length > 0) failures.push(`GET ${route.path}: ${res.status} leaked [${leaked.join(', ')}] ${res.raw.slice(0, 300)}`);
     }
     expect(failures, failures.join('\n')).toEqual([]);
   });
 
-  it("institution B's users (every role) and a second student of A neither reach nor change A's records", async () => {
+  it("institution B's users (every role), and a second student of A on owner routes, neither reach nor change A's records", async () => {
     const failures: string[] = [];
     let calls = 0;
+    let ownerRoutes = 0;
     for (const route of idRoutes) {
-      const key = `${route.method} ${route.path}`;
-      const { values, unmapped } = resolvePathParams(route.path, fixture);
-      if (unmapped.length > 0) continue; // reported by the test above
-      const allowed = ALLOW[key];
-      const callers = [...intruders];
-      if (route.pathParams.some((p) => OWNER_SCOPED_PARAMS.has(p))) callers.push(otherStudent);
-
-      const before = await snapshot();
-      for (const who of callers) {
-        const real = await call(route, values, who.token);
-        const fake = await call(route, fakeValues(values), who.token);
-        calls += 2;
-        const leaked = fixture.secrets.filter((s) => real.raw.includes(s));
-        const sameAsMissing = real.status === fake.status && real.code === fake.code;
-        const ok = leaked.length === 0 && (real.status === 404 || (allowed?.statuses.includes(real.status) ?? false) || (real.status === 403 && sameAsMissing));
-        if (!ok) {
-          failures.push(
-            `${key} as ${who.label}: ${real.status} ${real.code ?? ''} (for a missing id: ${fake.status} ${fake.code ?? ''})` +
-              `${leaked.length ? ` LEAKED ${leaked.join(', ')}` : ''} — ${real.raw.slice(0, 300)}`,
-          );
-        }
-      }
-      const changed = changedTables(before, await snapshot());
-      if (changed.length > 0) failures.push(`${key}: tables changed by intruders: ${changed.join(', ')}`);
+      if (resolvePathParams(route.path, fixture).unmapped.length > 0) continue; // reported by the test above
+      const result = await sweep.checkRoute(route);
+      failures.push(...result.failures);
+      calls += result.calls;
+      if (route.recordScope !== 'institution') ownerRoutes++;
     }
     expect(failures, failures.join('\n')).toEqual([]);
-    expect(calls).toBeGreaterThan(0);
+    expect(calls).toBeGreaterThan(idRoutes.length * 8);
+    expect(ownerRoutes).toBeGreaterThan(0);
     // Each id-taking route is called by every intruder with a table snapshot around it: time grows with the API.
   }, 120_000);
 
@@ -209,7 +135,7 @@ describe('cross-tenant sweep over every id-taking route', () => {
         fixture.learningPathId,
         fixture.liveSessionId,
       ].filter((id) => !given.has(id));
-      for (const who of intruders) {
+      for (const who of sweep.intruders) {
         const res = await t.app.inject({ method: 'GET', url: fillPath(route.path, values), query, headers: { authorization: `Bearer ${who.token}` } });
         checked++;
         const leaked = [...fixture.secrets, ...aIds].filter((x) => res.body.includes(x));
@@ -222,13 +148,13 @@ describe('cross-tenant sweep over every id-taking route', () => {
   });
 
   it("the xAPI LRS shows B's callers (sessions of every role, and B's own credential) and a second student of A nothing of A's learner", async () => {
-    const admin = intruders.find((i) => i.label.includes('ADMIN'))!;
+    const admin = sweep.intruders.find((i) => i.role === 'ADMIN')!;
     const created = await t.request('POST', '/api/xapi/credentials', { token: admin.token, body: { name: 'Intruder tool' } });
     expect(created.status, created.raw).toBe(201);
     const callers = [
-      ...intruders.map((i) => ({ label: i.label, authorization: `Bearer ${i.token}` })),
-      { label: `${SECOND_INSTITUTION.id} credential`, authorization: `Basic ${Buffer.from(`${created.body.data.key}:${created.body.data.secret}`).toString('base64')}` },
-      { label: otherStudent.label, authorization: `Bearer ${otherStudent.token}` },
+      ...sweep.intruders.map((i) => ({ label: i.label, authorization: `Bearer ${i.token}` })),
+      { label: `${admin.label.split(' ')[0]} credential`, authorization: `Basic ${Buffer.from(`${created.body.data.key}:${created.body.data.secret}`).toString('base64')}` },
+      { label: sweep.otherStudent.label, authorization: `Bearer ${sweep.otherStudent.token}` },
     ];
     const lrsGets = routes.filter((r) => r.method === 'GET' && r.path.startsWith('/api/xapi/') && !r.path.startsWith('/api/xapi/credentials'));
     expect(lrsGets.length).toBeGreaterThanOrEqual(6);

@@ -20,9 +20,9 @@ import { byId, inTenant, sameTenantRef } from '../../platform/db/tenancy.js';
 import { courseModules, courses, lessons, type Course, type CourseModule, type Lesson } from '../courses/courses.tables.js';
 import { enrollments, lessonProgress, type Enrollment, type LessonProgress } from '../enrollments/enrollments.tables.js';
 import { assertFeesAllow } from '../institutions/fee-gating.js';
-import { requireInstitutionSlug } from '../institutions/institutions.service.js';
+import { getSettings, requireInstitutionSlug } from '../institutions/institutions.service.js';
 import { lessonLocks, orderedLessons, type LockState, type PathPrerequisite } from '../learn/drip.js';
-import { learningPathCourses } from '../learning-paths/learning-paths.tables.js';
+import { learningPathCourses, learningPathEnrollments, learningPaths, type LearningPath } from '../learning-paths/learning-paths.tables.js';
 import { peerReviews, type PeerReview } from '../assignments/assignments.tables.js';
 import { liveSessions, type LiveSession } from '../live-sessions/live-sessions.tables.js';
 import { announcements, type Announcement } from '../announcements/announcements.tables.js';
@@ -340,6 +340,43 @@ async function viewReply(ctx: ServiceContext, replyId: string) {
   return { ...access, reply: reply as DiscussionReply };
 }
 
+/**
+ * Self-enrollment (in a course, or on a learning path): the institution allows it (403), and
+ * the student's fees allow it when the institution gates on fees (402 FEE_OVERDUE).
+ */
+async function requireSelfEnrollment(ctx: ServiceContext) {
+  const settings = await getSettings(ctx.db, ctx.institutionId);
+  if (!settings.allowSelfEnrollment) throw forbidden('Self-enrollment is turned off for this institution');
+  await assertFeesAllow(ctx, 'enrollment');
+}
+
+/** Learners see PUBLISHED learning paths and the ones they are on; managers see all (anything else: 404). */
+async function viewLearningPath(ctx: ServiceContext, pathId: string): Promise<LearningPath> {
+  const [path] = await ctx.db
+    .select()
+    .from(learningPaths)
+    .where(byId(ctx, learningPaths, pathId))
+    .limit(1);
+  if (!path) throw notFound('Learning path');
+  if (canManageCourses(ctx.actor) || path.status === 'PUBLISHED') return path;
+  const [mine] = await ctx.db
+    .select({ id: learningPathEnrollments.id })
+    .from(learningPathEnrollments)
+    .where(and(inTenant(ctx, learningPathEnrollments), eq(learningPathEnrollments.pathId, pathId), eq(learningPathEnrollments.studentId, ctx.actor.personId)));
+  if (!mine) throw notFound('Learning path');
+  return path;
+}
+
+/**
+ * The learning paths the caller may list, as a predicate on `learning_paths` (undefined: all
+ * of the institution, for managers): PUBLISHED ones and the ones they are on.
+ */
+export function visibleLearningPaths(ctx: ServiceContext): SQL | undefined {
+  if (canManageCourses(ctx.actor)) return undefined;
+  const mine = sql`exists (select 1 from ${learningPathEnrollments} where ${learningPathEnrollments.institutionId} = ${learningPaths.institutionId} and ${learningPathEnrollments.pathId} = ${learningPaths.id} and ${learningPathEnrollments.studentId} = ${ctx.actor.personId})`;
+  return or(eq(learningPaths.status, 'PUBLISHED'), mine);
+}
+
 function requirePostAuthor(ctx: ServiceContext, post: { authorId: string; deletedAt: Date | null }, what: string) {
   if (post.deletedAt) throw notFound(what);
   if (post.authorId !== ctx.actor.personId) throw forbidden(`Only the author may change this ${what.toLowerCase()}`);
@@ -388,6 +425,17 @@ const rules = {
     const enrollment = await ownEnrollment(ctx, course.id);
     if (canManageCourses(ctx.actor)) return { course, enrollment: admits(enrollment) ? enrollment : null };
     return { course, enrollment: requireEnrolled(enrollment) as Enrollment | null };
+  },
+  /**
+   * Enroll oneself in a course: students only (403), in a PUBLISHED course (404 otherwise), when
+   * the institution allows self-enrollment (403) and the student's fees allow it (402).
+   */
+  'course.selfEnroll': async (ctx: ServiceContext, courseId: string) => {
+    if (ctx.actor.role !== 'STUDENT') throw forbidden('Only students can self-enroll');
+    const course = await loadCourse(ctx, courseId);
+    if (course.status !== 'PUBLISHED') throw notFound('Course');
+    await requireSelfEnrollment(ctx);
+    return course;
   },
   /** Change a course, its modules and lessons: canManageCourses and the owner, or ADMIN. */
   'course.author': async (ctx: ServiceContext, courseId: string) => {
@@ -644,6 +692,28 @@ const rules = {
     });
     return { alert, report };
   },
+  /** See a learning path: managers any; learners PUBLISHED ones and the ones they are on (anyone else 404). */
+  'learningPath.view': (ctx: ServiceContext, pathId: string) => viewLearningPath(ctx, pathId),
+  /** Change a learning path (details, courses): canManageCourses (403), a path they may see (404), its creator or ADMIN (403). */
+  'learningPath.edit': async (ctx: ServiceContext, pathId: string) => {
+    if (!canManageCourses(ctx.actor)) throw forbidden('Course authoring requires canManageCourses');
+    const path = await viewLearningPath(ctx, pathId);
+    if (!isOwnerOrAdmin(ctx.actor, path.createdBy)) throw forbidden('Only the creator of this path or an administrator may change it');
+    return path;
+  },
+  /** Put oneself on a learning path: students only (403; staff enroll others as `catalog.author`), with self-enrollment allowed (403) and fees allowing it (402). */
+  'learningPath.selfEnroll': async (ctx: ServiceContext, _target: null) => {
+    if (ctx.actor.role !== 'STUDENT') throw forbidden('Only students enroll themselves; staff pass studentIds');
+    await requireSelfEnrollment(ctx);
+    return null;
+  },
+  /** The compliance trainings of the institution: managers (403 otherwise). */
+  'compliance.trainings': async (ctx: ServiceContext, _target: null) => {
+    if (!canManageCourses(ctx.actor)) throw forbidden('Compliance trainings are for staff');
+    return null;
+  },
+  /** Compliance records: managers see everyone's (`staff` true), anyone else of the institution only their own. */
+  'compliance.records': async (ctx: ServiceContext, _target: null) => ({ staff: canManageCourses(ctx.actor) }),
   /** Institution settings and CRM sync: ADMIN. */
   'institution.admin': async (ctx: ServiceContext, _target: null) => {
     if (!isAdmin(ctx.actor)) throw forbidden('This action requires an administrator');
@@ -664,6 +734,8 @@ const rules = {
 } satisfies Record<string, (ctx: ServiceContext, target: never) => Promise<unknown>>;
 
 export type AccessAction = keyof typeof rules;
+/** Every action, as the README's "Access rules" table must list them. */
+export const ACCESS_ACTIONS = Object.keys(rules) as AccessAction[];
 type Target<A extends AccessAction> = Parameters<(typeof rules)[A]>[1];
 type Granted<A extends AccessAction> = Awaited<ReturnType<(typeof rules)[A]>>;
 

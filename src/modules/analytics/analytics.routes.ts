@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { deletedSchema, envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
@@ -30,6 +29,11 @@ import {
   updateAlertBody,
   updateReportBody,
   updateScheduleBody,
+  csvFileSchema,
+  xlsxFileSchema,
+  pdfFileSchema,
+  scheduleListSchema,
+  alertListSchema,
 } from './analytics.schemas.js';
 
 const tags = ['analytics'];
@@ -96,9 +100,9 @@ const routes: ModuleRoutes = async (app, deps) => {
           200: {
             description: 'the report file',
             content: {
-              'text/csv': { schema: z.string().describe('CSV with a header row') },
-              'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': { schema: z.string().describe('XLSX workbook, one sheet') },
-              'application/pdf': { schema: z.string().describe('PDF table') },
+              'text/csv': { schema: csvFileSchema },
+              'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': { schema: xlsxFileSchema },
+              'application/pdf': { schema: pdfFileSchema },
             },
           },
         },
@@ -153,6 +157,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/analytics/reports/:id',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags,
         operationId: 'getReport',
@@ -168,6 +173,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/analytics/reports/:id',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags,
         operationId: 'updateReport',
@@ -184,6 +190,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.delete(
     '/api/analytics/reports/:id',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags,
         operationId: 'deleteReport',
@@ -199,13 +206,14 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/analytics/reports/:id/schedules',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags,
         operationId: 'listReportSchedules',
         summary: 'Schedules of a saved report, with each one’s next due time and last run',
         description: 'Whoever may see the report.',
         params: idParams,
-        response: { 200: envelope(z.array(scheduleSchema)) },
+        response: { 200: envelope(scheduleListSchema) },
       },
     },
     async (req) => ok(await schedules.listSchedules(ctxOf(req), req.params.id)),
@@ -214,6 +222,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/analytics/reports/:id/schedules',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags,
         operationId: 'createReportSchedule',
@@ -233,6 +242,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/analytics/reports/schedules/:id',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags,
         operationId: 'updateReportSchedule',
@@ -249,6 +259,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.delete(
     '/api/analytics/reports/schedules/:id',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags,
         operationId: 'deleteReportSchedule',
@@ -264,13 +275,14 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/analytics/reports/:id/alerts',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags,
         operationId: 'listReportAlerts',
         summary: 'Alerts of a saved report, with their state and last value',
         description: 'Whoever may see the report.',
         params: idParams,
-        response: { 200: envelope(z.array(alertSchema)) },
+        response: { 200: envelope(alertListSchema) },
       },
     },
     async (req) => ok(await alerts.listAlerts(ctxOf(req), req.params.id)),
@@ -279,6 +291,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/analytics/reports/:id/alerts',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags,
         operationId: 'createReportAlert',
@@ -298,6 +311,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/analytics/reports/alerts/:id',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags,
         operationId: 'updateReportAlert',
@@ -314,6 +328,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.delete(
     '/api/analytics/reports/alerts/:id',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags,
         operationId: 'deleteReportAlert',
@@ -346,6 +361,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/analytics/courses/:id',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'getCourseAnalytics',

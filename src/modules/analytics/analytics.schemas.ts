@@ -297,3 +297,10 @@ export const revenueSchema = z.object({
 });
 
 export const MAX_RUN_PAGE = MAX_PAGE_SIZE;
+
+/** The exported files (spec 4.9 export), documented per content type. */
+export const csvFileSchema = z.string().describe('CSV with a header row');
+export const xlsxFileSchema = z.string().describe('XLSX workbook, one sheet');
+export const pdfFileSchema = z.string().describe('PDF table');
+export const scheduleListSchema = z.array(scheduleSchema);
+export const alertListSchema = z.array(alertSchema);

@@ -3,6 +3,7 @@ import { DateTime } from 'luxon';
 import type { Clock } from '../../platform/clock.js';
 import { rawRows, type Db } from '../../platform/db/client.js';
 import { newId } from '../../platform/ids.js';
+import { inTenant } from '../../platform/db/tenancy.js';
 import { courses } from '../courses/courses.tables.js';
 import { enrollments, lessonProgress } from '../enrollments/enrollments.tables.js';
 import { certificates } from '../certificates/certificates.tables.js';
@@ -25,6 +26,7 @@ const round2 = (v: unknown) => (v === null || v === undefined ? null : Math.roun
 
 /** The metrics of one institution for its local day [from, to). */
 async function metricsOf(db: Db, institutionId: string, from: Date, to: Date): Promise<Record<string, number | null>> {
+  const tenant = { institutionId };
   const today = (column: Parameters<typeof gte>[0]) => and(gte(column, from), lt(column, to));
   const [[e], [c], [cert], [sent], [quiz], [sub], [lessons]] = await Promise.all([
     db
@@ -40,31 +42,31 @@ async function metricsOf(db: Db, institutionId: string, from: Date, to: Date): P
         averageFinalScore: avg(enrollments.finalScore),
       })
       .from(enrollments)
-      .where(eq(enrollments.institutionId, institutionId)),
+      .where(inTenant(tenant, enrollments)),
     db
       .select({ published: sql<number>`count(*) filter (where ${courses.status} = 'PUBLISHED')::int`, total: count() })
       .from(courses)
-      .where(eq(courses.institutionId, institutionId)),
+      .where(inTenant(tenant, courses)),
     db
       .select({ issuedToday: count() })
       .from(certificates)
-      .where(and(eq(certificates.institutionId, institutionId), today(certificates.issuedAt))),
+      .where(and(inTenant(tenant, certificates), today(certificates.issuedAt))),
     db
       .select({ sentToday: count(), recipients: countDistinct(notifications.recipientId) })
       .from(notifications)
-      .where(and(eq(notifications.institutionId, institutionId), eq(notifications.status, 'SENT'), today(notifications.sentAt))),
+      .where(and(inTenant(tenant, notifications), eq(notifications.status, 'SENT'), today(notifications.sentAt))),
     db
       .select({ submitted: count(), averagePercentage: avg(quizAttempts.percentage) })
       .from(quizAttempts)
-      .where(and(eq(quizAttempts.institutionId, institutionId), eq(quizAttempts.status, 'SUBMITTED'), today(quizAttempts.submittedAt))),
+      .where(and(inTenant(tenant, quizAttempts), eq(quizAttempts.status, 'SUBMITTED'), today(quizAttempts.submittedAt))),
     db
       .select({ submitted: count() })
       .from(submissions)
-      .where(and(eq(submissions.institutionId, institutionId), today(submissions.submittedAt))),
+      .where(and(inTenant(tenant, submissions), today(submissions.submittedAt))),
     db
       .select({ completed: count() })
       .from(lessonProgress)
-      .where(and(eq(lessonProgress.institutionId, institutionId), eq(lessonProgress.completed, true), today(lessonProgress.completedAt))),
+      .where(and(inTenant(tenant, lessonProgress), eq(lessonProgress.completed, true), today(lessonProgress.completedAt))),
   ]);
   return {
     activeEnrollments: Number(e?.active ?? 0),

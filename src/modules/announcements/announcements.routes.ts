@@ -16,6 +16,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/courses/:id/announcements',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'listAnnouncements',
@@ -37,6 +38,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/courses/:id/announcements',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'createAnnouncement',
@@ -56,6 +58,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/announcements/:id',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'updateAnnouncement',
@@ -72,6 +75,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.delete(
     '/api/announcements/:id',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'deleteAnnouncement',

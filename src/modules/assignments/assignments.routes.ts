@@ -1,7 +1,6 @@
-import { z } from 'zod';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { envelope, ok, paged, pagedEnvelope, pageMetaSchema } from '../../platform/http/envelope.js';
+import { envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { serviceContext } from '../../platform/context.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
 import {
@@ -12,10 +11,10 @@ import {
   flagSchema,
   gradeBody,
   idParams,
-  moderationSchema,
+  moderationEnvelope,
   pageOnlyQuery,
   queueQuery,
-  queueSchema,
+  queueEnvelope,
   reviewDetailSchema,
   submissionListItem,
   submissionSchema,
@@ -39,6 +38,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/assignments/:id',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'getAssignment',
@@ -54,6 +54,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.put(
     '/api/assignments/:id',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'upsertAssignment',
@@ -73,6 +74,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/assignments/:id/submit',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'submitAssignment',
@@ -93,6 +95,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/assignments/:id/grade',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'gradeAssignment',
@@ -110,6 +113,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/assignments/:id/submissions',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'listAssignmentSubmissions',
@@ -128,6 +132,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/assignments/:id/peer-reviews',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags: peerTags,
         operationId: 'moderatePeerReviews',
@@ -135,7 +140,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         description: 'One group per submission (paginated, default 50) with the student, scores and every review with its reviewer; names from the CRM.',
         params: idParams,
         querystring: pageOnlyQuery,
-        response: { 200: z.object({ data: moderationSchema, error: z.null(), meta: pageMetaSchema }) },
+        response: { 200: moderationEnvelope },
       },
     },
     async (req) => {
@@ -153,7 +158,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'The caller’s peer-review queue',
         description: `\`status\`: comma-separated PENDING, SUBMITTED, FLAGGED (default PENDING). Previews are the first 240 characters. ${anonymous}`,
         querystring: queueQuery,
-        response: { 200: z.object({ data: queueSchema, error: z.null(), meta: pageMetaSchema }) },
+        response: { 200: queueEnvelope },
       },
     },
     async (req) => {
@@ -165,6 +170,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/peer-reviews/:id',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags: peerTags,
         operationId: 'getPeerReview',
@@ -180,6 +186,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/peer-reviews/:id',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags: peerTags,
         operationId: 'savePeerReviewDraft',
@@ -196,6 +203,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/peer-reviews/:id/submit',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags: peerTags,
         operationId: 'submitPeerReview',
@@ -215,6 +223,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/peer-reviews/:id/flag',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags: peerTags,
         operationId: 'flagPeerReview',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { envelopeWithMeta } from '../../platform/http/envelope.js';
 import { MAX_PAGE_SIZE } from '../../platform/http/pagination.js';
 import { PEER_REVIEW_STATUSES, SUBMISSION_STATUSES } from './assignments.tables.js';
 
@@ -143,6 +144,8 @@ export const queueItemSchema = z.object({
 });
 
 export const queueSchema = z.object({ reviews: z.array(queueItemSchema), total: z.number().int(), pendingCount: z.number().int() });
+/** GET /api/me/peer-reviews: the queue, with page meta. */
+export const queueEnvelope = envelopeWithMeta(queueSchema);
 
 /** A submission's file as a reviewer sees it: a neutral name, never the author's file name. */
 const reviewerFile = z.object({ id: z.string(), name: z.string(), contentType: z.string(), size: z.number(), url: z.string() });
@@ -233,3 +236,5 @@ export const moderationSchema = z.object({
   ),
   total: z.number().int(),
 });
+/** GET /api/assignments/{id}/peer-reviews: the moderation view, with page meta over its groups. */
+export const moderationEnvelope = envelopeWithMeta(moderationSchema);

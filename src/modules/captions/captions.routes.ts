@@ -56,6 +56,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/lessons/:id/captions',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'listLessonCaptions',
@@ -71,6 +72,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/captions',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'createLessonCaption',
@@ -98,6 +100,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/lessons/:id/captions/:captionId',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'updateLessonCaption',
@@ -117,6 +120,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.delete(
     '/api/lessons/:id/captions/:captionId',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'deleteLessonCaption',
@@ -132,6 +136,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/lessons/:id/captions/:captionId/transcript',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'getLessonCaptionTranscript',

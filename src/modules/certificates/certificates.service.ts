@@ -15,7 +15,7 @@ import type { Course } from '../courses/courses.tables.js';
 import type { Enrollment } from '../enrollments/enrollments.tables.js';
 import { institutionSlug } from '../institutions/institutions.service.js';
 import { certificates, type Certificate } from './certificates.tables.js';
-import { inTenant } from '../../platform/db/tenancy.js';
+import { byId, byIdForJob, inTenant } from '../../platform/db/tenancy.js';
 
 export const CERTIFICATE_PDF_JOB = 'certificates.renderPdf';
 // No 0/O/1/I: codes are read and typed by people.
@@ -58,7 +58,7 @@ export async function issueCertificate(ctx: ServiceContext, course: Course, enro
     .onConflictDoNothing()
     .returning();
   if (!row) return null;
-  await enqueue(ctx.db, ctx.clock, CERTIFICATE_PDF_JOB, { certificateId: row.id }, { institutionId: row.institutionId });
+  await enqueue(ctx.db, ctx.clock, CERTIFICATE_PDF_JOB, { certificateId: row.id, institutionId: row.institutionId }, { institutionId: row.institutionId });
   return row;
 }
 
@@ -85,7 +85,7 @@ export async function renderCertificatePdf(c: Certificate, holderName: string): 
   });
 }
 
-interface PdfDeps {
+export interface PdfDeps {
   db: Db;
   crm: CrmClient;
   clock: Clock;
@@ -99,25 +99,24 @@ async function holderName(deps: PdfDeps, c: Certificate) {
   return name ?? null;
 }
 
-/** Worker job: render and store the PDF once. */
-export function certificateJobs(deps: PdfDeps) {
-  return {
-    [CERTIFICATE_PDF_JOB]: async (job: { payload: Record<string, unknown> }) => {
-      const [c] = await deps.db
-        .select()
-        .from(certificates)
-        .where(eq(certificates.id, String(job.payload.certificateId)))
-        .limit(1);
-      if (!c || c.pdfKey) return;
-      const pdf = await renderCertificatePdf(c, (await holderName(deps, c)) ?? 'Certificate holder');
-      const key = newObjectKey(c.institutionId, 'certificates', 'pdf');
-      await deps.storage.put(key, pdf, 'application/pdf');
-      await deps.db
-        .update(certificates)
-        .set({ pdfKey: key })
-        .where(and(eq(certificates.id, c.id), sql`${certificates.pdfKey} is null`));
-    },
-  };
+/**
+ * Worker job `certificates.renderPdf`: render and store a certificate's PDF once, the
+ * certificate looked up within `institutionId` (null only for a job queued before jobs named it).
+ */
+export async function renderStoredPdf(deps: PdfDeps, certificateId: string, institutionId: string | null): Promise<void> {
+  const [c] = await deps.db
+    .select()
+    .from(certificates)
+    .where(byIdForJob(institutionId, certificates, certificateId))
+    .limit(1);
+  if (!c || c.pdfKey) return;
+  const pdf = await renderCertificatePdf(c, (await holderName(deps, c)) ?? 'Certificate holder');
+  const key = newObjectKey(c.institutionId, 'certificates', 'pdf');
+  await deps.storage.put(key, pdf, 'application/pdf');
+  await deps.db
+    .update(certificates)
+    .set({ pdfKey: key })
+    .where(and(byId(c, certificates, c.id), sql`${certificates.pdfKey} is null`));
 }
 
 export async function toCertificateDto(storage: Storage, c: Certificate) {

@@ -3,11 +3,10 @@ import type { Deps, ServiceContext } from '../../platform/context.js';
 import { serviceContext, withTx } from '../../platform/context.js';
 import type { Session } from '../../platform/auth/tokens.js';
 import { iso } from '../../platform/dto.js';
-import { byId, inTenant } from '../../platform/db/tenancy.js';
+import { byId, inTenant, inTenantAs } from '../../platform/db/tenancy.js';
 import { rawRows } from '../../platform/db/client.js';
-import { conflict, forbidden, notFound, validationError } from '../../platform/http/errors.js';
+import { conflict, notFound, validationError } from '../../platform/http/errors.js';
 import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
-import { canManageCourses } from '../../platform/auth/permissions.js';
 import { newId } from '../../platform/ids.js';
 import { requireAccess } from '../access/access.service.js';
 import { courses, type Course } from '../courses/courses.tables.js';
@@ -286,7 +285,7 @@ export async function createTraining(ctx: ServiceContext, input: TrainingInput) 
 
 /** GET /api/compliance/training: staff. */
 export async function listTrainings(ctx: ServiceContext, q: { page: number; perPage?: number; limit?: number }) {
-  if (!canManageCourses(ctx.actor)) throw forbidden('Compliance trainings are for staff');
+  await requireAccess(ctx, 'compliance.trainings', null);
   const page = toPage(q);
   const where = inTenant(ctx, complianceTrainings);
   const [rows, [{ total }]] = await Promise.all([
@@ -343,7 +342,7 @@ const currentRecords = (institutionId: string, now: Date, filters: SQL[]) => sql
     from ${complianceRecords} r
     join ${complianceTrainings} t on t.institution_id = r.institution_id and t.id = r.training_id
     left join enrollments e on e.institution_id = r.institution_id and e.course_id = t.course_id and e.student_id = r.person_id and e.status = 'COMPLETED'
-    where r.institution_id = ${institutionId}
+    where ${inTenantAs({ institutionId }, 'r')}
       and not exists (select 1 from ${complianceRecords} n where n.institution_id = r.institution_id and n.training_id = r.training_id and n.person_id = r.person_id and n.cycle > r.cycle)
   ) x
   where ${filters.length ? sql.join(filters, sql` and `) : sql`true`}
@@ -359,10 +358,10 @@ const recordDto = (r: RecordRow) => ({
   sectionId: r.section_id,
   cycle: r.cycle,
   status: r.status,
-  assignedAt: new Date(r.assigned_at).toISOString(),
-  dueAt: new Date(r.due_at).toISOString(),
-  completedAt: r.completed_at ? new Date(r.completed_at).toISOString() : null,
-  waivedAt: r.waived_at ? new Date(r.waived_at).toISOString() : null,
+  assignedAt: iso(r.assigned_at),
+  dueAt: iso(r.due_at),
+  completedAt: iso(r.completed_at),
+  waivedAt: iso(r.waived_at),
   waiveReason: r.waive_reason,
 });
 
@@ -377,7 +376,7 @@ export async function listRecords(
 ) {
   const page = toPage(q);
   const now = ctx.clock.now();
-  const staff = canManageCourses(ctx.actor);
+  const { staff } = await requireAccess(ctx, 'compliance.records', null);
   if (!staff || q.personId === ctx.actor.personId) await assignStaffRole(ctx);
   const filters: SQL[] = [];
   if (!staff) filters.push(sql`person_id = ${ctx.actor.personId}`);
@@ -403,7 +402,7 @@ async function assignStaffRole(ctx: ServiceContext) {
   await ctx.db.execute(sql`insert into ${complianceRecords} (institution_id, id, training_id, person_id, cycle, assigned_at, due_at, created_at, updated_at)
     select t.institution_id, ${newId()} || '-' || t.id, t.id, ${ctx.actor.personId}, 1, ${now}::timestamptz,
       case when t.due_date > ${now}::timestamptz then t.due_date else ${now}::timestamptz + (t.due_date - t.created_at) end, ${now}::timestamptz, ${now}::timestamptz
-    from ${complianceTrainings} t where t.institution_id = ${ctx.institutionId} and t.roles ? ${ctx.actor.role}
+    from ${complianceTrainings} t where ${inTenantAs(ctx, 't')} and t.roles ? ${ctx.actor.role}
     on conflict do nothing`);
 }
 

@@ -62,6 +62,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/courses/:id',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'getCourse',
@@ -76,6 +77,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/courses/:id',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'updateCourse',
@@ -91,6 +93,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.delete(
     '/api/courses/:id',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'archiveCourse',
@@ -105,6 +108,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/courses/:id/publish',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'publishCourse',
@@ -120,6 +124,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/courses/:id/duplicate',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'duplicateCourse',
@@ -134,6 +139,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/courses/:id/modules',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'listModules',
@@ -149,6 +155,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/courses/:id/modules',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'createModule',
@@ -164,6 +171,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/modules/:id',
     {
+      config: { recordScope: 'owner-edit' },
       schema: { tags, operationId: 'updateModule', summary: 'Rename or reorder a module', params: idParams, body: updateModuleBody, response: { 200: envelope(moduleSchema) } },
     },
     async (req) => ok(await svc.updateModule(ctx(req), req.params.id, req.body)),
@@ -172,6 +180,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.delete(
     '/api/modules/:id',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'deleteModule',
@@ -186,6 +195,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/courses/:id/lessons',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'createLesson',
@@ -201,6 +211,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/lessons/:id',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'updateLesson',
@@ -216,6 +227,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.delete(
     '/api/lessons/:id',
     {
+      config: { recordScope: 'owner-edit' },
       schema: { tags, operationId: 'deleteLesson', summary: 'Delete a lesson (owner or ADMIN)', params: idParams, response: { 200: envelope(deletedSchema) } },
     },
     async (req) => ok(await svc.deleteLesson(ctx(req), req.params.id)),

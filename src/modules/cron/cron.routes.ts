@@ -1,27 +1,12 @@
-import { z } from 'zod';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, ok } from '../../platform/http/envelope.js';
+import { remindersSchema, schedulesSchema, snapshotSchema } from './cron.schemas.js';
 import { runAnalyticsSnapshot, runReportSchedules, sendAssignmentReminders } from './cron.service.js';
 
 const tags = ['cron'];
 const config = { auth: 'cron' as const };
 const security = [{ cronSecret: [] }];
-
-const remindersSchema = z.object({
-  windowFrom: z.string(),
-  windowTo: z.string(),
-  assignmentsDue: z.number().int(),
-  remindersCreated: z.number().int(),
-});
-const schedulesSchema = z.object({
-  at: z.string(),
-  schedulesRun: z.number().int().describe('due schedule runs this call claimed and queued'),
-  alertsEvaluated: z.number().int(),
-  alertsFired: z.number().int().describe('alerts that crossed their threshold now (each notified once)'),
-  alertsCleared: z.number().int().describe('triggered alerts found back within their threshold'),
-});
-const snapshotSchema = z.object({ at: z.string(), institutions: z.number().int(), snapshotsWritten: z.number().int(), courseSnapshotsWritten: z.number().int() });
 
 /**
  * Spec 4.8: the hourly cron endpoints, called by the operator's scheduler with

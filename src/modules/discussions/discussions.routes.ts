@@ -32,6 +32,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/courses/:id/discussions',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'listCourseDiscussions',
@@ -51,6 +52,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/courses/:id/discussions',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'createCourseDiscussion',
@@ -67,6 +69,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/lessons/:id/discussions',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'listLessonDiscussions',
@@ -86,6 +89,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/discussions',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'createLessonDiscussion',
@@ -102,6 +106,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/discussions/:id',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'getDiscussion',
@@ -123,6 +128,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/discussions/:id',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'updateDiscussion',
@@ -139,6 +145,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.delete(
     '/api/discussions/:id',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'deleteDiscussion',
@@ -153,6 +160,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/discussions/:id/moderate',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'moderateDiscussion',
@@ -169,6 +177,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/discussions/:id/replies',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'replyToDiscussion',
@@ -185,6 +194,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/discussion-replies/:id',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'updateDiscussionReply',
@@ -201,6 +211,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.delete(
     '/api/discussion-replies/:id',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'deleteDiscussionReply',
@@ -215,6 +226,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/discussion-replies/:id/moderate',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'moderateDiscussionReply',

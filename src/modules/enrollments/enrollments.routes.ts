@@ -14,6 +14,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/courses/:id/enroll',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'selfEnroll',
@@ -28,6 +29,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/courses/:id/enrollments',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'bulkEnroll',
@@ -45,6 +47,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/courses/:id/enrollments',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'listEnrollments',
@@ -63,6 +66,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/courses/:id/enrollments/:studentId',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags,
         operationId: 'getEnrollment',
@@ -77,6 +81,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.delete(
     '/api/courses/:id/enrollments/:studentId',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags,
         operationId: 'unenroll',

@@ -2,14 +2,12 @@ import { notify } from '../notifications/notify.js';
 import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import { withTx, type ServiceContext } from '../../platform/context.js';
 import { newId } from '../../platform/ids.js';
-import { AppError, forbidden, notFound } from '../../platform/http/errors.js';
+import { AppError, notFound } from '../../platform/http/errors.js';
 import { pageMeta, pageOffset, toPage, type Page } from '../../platform/http/pagination.js';
 import { byId, inTenant } from '../../platform/db/tenancy.js';
 import { courses, type Course } from '../courses/courses.tables.js';
-import { loadCourse } from '../courses/courses.service.js';
 import { requireAccess } from '../access/access.service.js';
-import { assertFeesAllow } from '../institutions/fee-gating.js';
-import { getSettings, institutionSlug } from '../institutions/institutions.service.js';
+import { institutionSlug } from '../institutions/institutions.service.js';
 import { enrollments, type Enrollment, type EnrollmentStatus } from './enrollments.tables.js';
 import { toEnrollmentDto } from './enrollments.dto.js';
 import { audit } from '../audit/audit.js';
@@ -103,12 +101,7 @@ export async function enrollStudents(tx: ServiceContext, course: Course, student
 
 /** POST /api/courses/:id/enroll — a student enrolls themself in a published course. */
 export async function selfEnroll(ctx: ServiceContext, courseId: string) {
-  if (ctx.actor.role !== 'STUDENT') throw forbidden('Only students can self-enroll');
-  const course = await loadCourse(ctx, courseId);
-  if (course.status !== 'PUBLISHED') throw notFound('Course');
-  const settings = await getSettings(ctx.db, ctx.institutionId);
-  if (!settings.allowSelfEnrollment) throw forbidden('Self-enrollment is turned off for this institution');
-  await assertFeesAllow(ctx, 'enrollment');
+  const course = await requireAccess(ctx, 'course.selfEnroll', courseId);
   const me = ctx.actor.personId;
   const outcome = await withTx(ctx, async (tx) => (await enrollStudents(tx, await lockCourse(tx, course.id), [me])).get(me)!);
   if (outcome.kind === 'already') throw new AppError('ALREADY_ENROLLED', 'You are already enrolled in this course');

@@ -3,7 +3,7 @@ import { removeUnregisteredUpload } from './files.service.js';
 
 /** Worker jobs of the files module: unregistered uploads are removed a day after their presign. */
 export const filesJobs: ModuleJobs = (deps) => ({
-  'files.removeUnregistered': async ({ payload }) => {
-    await removeUnregisteredUpload(deps, payload.uploadId);
+  'files.removeUnregistered': async ({ payload, institutionId }) => {
+    await removeUnregisteredUpload(deps, payload.uploadId, payload.institutionId ?? institutionId);
   },
 });

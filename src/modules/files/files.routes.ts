@@ -114,7 +114,8 @@ async function signedRoutes(scope: FastifyInstance, deps: Deps) {
     },
   };
 
-  const config = { auth: 'public' as const };
+  // The object key names its institution; the signature, not a session, grants access.
+  const config = { auth: 'public' as const, recordScope: 'institution' as const };
   r.put(`${UPLOAD_PATH_PREFIX}${KEY_PATH}`, { config, schema: { ...uploadSchema, params: keyParams } }, uploadHandler);
   r.put(`${UPLOAD_PATH_PREFIX}*`, { config, schema: { ...uploadSchema, hide: true } }, uploadHandler);
   r.get(`${DOWNLOAD_PATH_PREFIX}${KEY_PATH}`, { config, schema: { ...downloadSchema, params: keyParams } }, downloadHandler);

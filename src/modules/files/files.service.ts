@@ -15,7 +15,7 @@ import { courses, lessons } from '../courses/courses.tables.js';
 import { files, uploads, type FileRow } from './files.tables.js';
 import { enqueue } from '../../platform/queue/queue.js';
 import { baseContentType, uploadTypeOf, type FileDto, type ListFilesQuery, type PresignDto, type PresignInput, type RegisterFileInput } from './files.schemas.js';
-import { inTenant, byId } from '../../platform/db/tenancy.js';
+import { inTenant, byId, byIdForJob } from '../../platform/db/tenancy.js';
 
 /** How long a presigned upload URL stays valid. */
 export const UPLOAD_URL_EXPIRY_SECONDS = 15 * 60;
@@ -83,7 +83,7 @@ export async function presignUpload(ctx: ServiceContext, input: PresignInput): P
       tx.db,
       tx.clock,
       'files.removeUnregistered',
-      { uploadId: upload.id },
+      { uploadId: upload.id, institutionId: tx.institutionId },
       {
         institutionId: tx.institutionId,
         runAt: new Date(now.getTime() + UNREGISTERED_UPLOAD_TTL_MS),
@@ -345,13 +345,13 @@ export async function readSignedDownload(
  * Worker job, a day after a presign: an upload still PENDING is removed from storage and
  * marked REMOVED (freeing its quota). A registered one is left alone.
  */
-export async function removeUnregisteredUpload(deps: Pick<Deps, 'database' | 'storage' | 'clock'>, uploadId: string): Promise<'removed' | 'kept'> {
+export async function removeUnregisteredUpload(deps: Pick<Deps, 'database' | 'storage' | 'clock'>, uploadId: string, institutionId: string | null): Promise<'removed' | 'kept'> {
   // Claim the row first (PENDING → REMOVED): a registration racing this job then finds it
   // REMOVED and is refused, instead of registering an object that is about to go.
   const [upload] = await deps.database.db
     .update(uploads)
     .set({ status: 'REMOVED', updatedAt: deps.clock.now() })
-    .where(and(eq(uploads.id, uploadId), eq(uploads.status, 'PENDING')))
+    .where(and(byIdForJob(institutionId, uploads, uploadId), eq(uploads.status, 'PENDING')))
     .returning();
   if (!upload) return 'kept';
   await deps.storage.delete(upload.key);

@@ -59,6 +59,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/learn/:courseId',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'learnNavigation',
@@ -75,6 +76,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/learn/:courseId/:lessonId',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'learnLesson',
@@ -91,6 +93,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/lessons/:id',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'getLesson',

@@ -59,6 +59,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/learning-paths/:id',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'getLearningPath',
@@ -75,6 +76,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/learning-paths/:id',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'updateLearningPath',
@@ -90,6 +92,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/learning-paths/:id/courses',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'addLearningPathCourses',
@@ -106,6 +109,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/learning-paths/:id/enroll',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'enrollLearningPath',

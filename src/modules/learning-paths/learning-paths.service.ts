@@ -1,46 +1,24 @@
-import { and, asc, count, desc, eq, inArray, or, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray } from 'drizzle-orm';
 import { withTx, type ServiceContext } from '../../platform/context.js';
 import { iso } from '../../platform/dto.js';
 import { byId, inTenant, sameTenantRef } from '../../platform/db/tenancy.js';
-import { AppError, conflict, forbidden, notFound } from '../../platform/http/errors.js';
+import { AppError, conflict } from '../../platform/http/errors.js';
 import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
-import { canManageCourses, isOwnerOrAdmin } from '../../platform/auth/permissions.js';
 import { newId } from '../../platform/ids.js';
 import { audit, changes, snapshot } from '../audit/audit.js';
-import { requireAccess } from '../access/access.service.js';
+import { requireAccess, visibleLearningPaths } from '../access/access.service.js';
 import { courses } from '../courses/courses.tables.js';
 import { enrollments } from '../enrollments/enrollments.tables.js';
 import { enrollStudents, lockCourse } from '../enrollments/enrollments.service.js';
-import { assertFeesAllow } from '../institutions/fee-gating.js';
-import { getSettings } from '../institutions/institutions.service.js';
 import { learningPathCourses, learningPathEnrollments, learningPaths, type LearningPath } from './learning-paths.tables.js';
 
 type PathStatus = LearningPath['status'];
 
-/** A path the caller may see: staff any; learners PUBLISHED ones and the ones they are on (anything else 404). */
-async function visiblePath(ctx: ServiceContext, id: string): Promise<LearningPath> {
-  const [path] = await ctx.db
-    .select()
-    .from(learningPaths)
-    .where(byId(ctx, learningPaths, id))
-    .limit(1);
-  if (!path) throw notFound('Learning path');
-  if (canManageCourses(ctx.actor) || path.status === 'PUBLISHED') return path;
-  const [mine] = await ctx.db
-    .select({ id: learningPathEnrollments.id })
-    .from(learningPathEnrollments)
-    .where(and(inTenant(ctx, learningPathEnrollments), eq(learningPathEnrollments.pathId, id), eq(learningPathEnrollments.studentId, ctx.actor.personId)));
-  if (!mine) throw notFound('Learning path');
-  return path;
-}
+/** A path the caller may see (404 otherwise; the rule is `learningPath.view` of the access module). */
+const visiblePath = (ctx: ServiceContext, id: string): Promise<LearningPath> => requireAccess(ctx, 'learningPath.view', id);
 
-/** Change a path: canManageCourses and its creator, or ADMIN. */
-async function editablePath(ctx: ServiceContext, id: string): Promise<LearningPath> {
-  await requireAccess(ctx, 'catalog.author', null);
-  const path = await visiblePath(ctx, id);
-  if (!isOwnerOrAdmin(ctx.actor, path.createdBy)) throw forbidden('Only the creator of this path or an administrator may change it');
-  return path;
-}
+/** A path the caller may change: its creator or ADMIN, with canManageCourses (`learningPath.edit`). */
+const editablePath = (ctx: ServiceContext, id: string): Promise<LearningPath> => requireAccess(ctx, 'learningPath.edit', id);
 
 /** The path as the caller sees it: its courses in order with the caller's enrollment and the order lock. */
 async function pathDto(ctx: ServiceContext, path: LearningPath) {
@@ -103,9 +81,8 @@ async function pathDto(ctx: ServiceContext, path: LearningPath) {
 /** GET /api/learning-paths: staff see every path; learners the PUBLISHED ones and the ones they are on. */
 export async function listPaths(ctx: ServiceContext, q: { page: number; perPage?: number; limit?: number; status?: PathStatus }) {
   const page = toPage(q);
-  const staff = canManageCourses(ctx.actor);
-  const mine = sql`exists (select 1 from ${learningPathEnrollments} where ${learningPathEnrollments.institutionId} = ${learningPaths.institutionId} and ${learningPathEnrollments.pathId} = ${learningPaths.id} and ${learningPathEnrollments.studentId} = ${ctx.actor.personId})`;
-  const where = and(inTenant(ctx, learningPaths), staff ? (q.status ? eq(learningPaths.status, q.status) : undefined) : or(eq(learningPaths.status, 'PUBLISHED'), mine));
+  const visible = visibleLearningPaths(ctx);
+  const where = and(inTenant(ctx, learningPaths), visible ?? (q.status ? eq(learningPaths.status, q.status) : undefined));
   const [paths, [{ total }]] = await Promise.all([
     ctx.db.select().from(learningPaths).where(where).orderBy(desc(learningPaths.createdAt), desc(learningPaths.id)).limit(page.perPage).offset(pageOffset(page)),
     ctx.db.select({ total: count() }).from(learningPaths).where(where),
@@ -242,10 +219,7 @@ export async function enrollPath(ctx: ServiceContext, id: string, body: { studen
     await requireAccess(ctx, 'catalog.author', null);
     students = [...new Set(body.studentIds)];
   } else {
-    if (ctx.actor.role !== 'STUDENT') throw forbidden('Only students enroll themselves; staff pass studentIds');
-    const settings = await getSettings(ctx.db, ctx.institutionId);
-    if (!settings.allowSelfEnrollment) throw forbidden('Self-enrollment is turned off for this institution');
-    await assertFeesAllow(ctx, 'enrollment');
+    await requireAccess(ctx, 'learningPath.selfEnroll', null);
     students = [ctx.actor.personId];
   }
   const links = await ctx.db

@@ -1,21 +1,21 @@
 import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { envelope, errorEnvelope, ok, paged, pagedEnvelope, pageMetaSchema } from '../../platform/http/envelope.js';
+import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { AppError } from '../../platform/http/errors.js';
 import { serviceContext } from '../../platform/context.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
 import { verifyWebhookSignature } from '../../platform/auth/signatures.js';
 import {
   attendanceBody,
-  attendanceListSchema,
+  attendanceListEnvelope,
   attendanceQuery,
   attendanceUpdateSchema,
   courseAttendanceQuery,
-  courseAttendanceSchema,
+  courseAttendanceEnvelope,
   createSessionBody,
+  icsSchema,
   idParams,
   joinSchema,
   listSessionsQuery,
@@ -100,7 +100,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           'Only COMPLETED sessions count (spec 3.3). Course managers get every student with an ACTIVE or COMPLETED enrollment (or the one `studentId`); ' +
           'a learner gets their own row (another `studentId` → 404).',
         querystring: courseAttendanceQuery,
-        response: { 200: z.object({ data: courseAttendanceSchema, error: z.null(), meta: pageMetaSchema }) },
+        response: { 200: courseAttendanceEnvelope },
       },
     },
     async (req) => {
@@ -112,6 +112,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/live-sessions/:id',
     {
+      config: { recordScope: 'institution' },
       schema: {
         ...byIdRoute('A live session', 'Managers, the host and learners with an ACTIVE or COMPLETED enrollment in its course; anyone else 404.', 'getLiveSession'),
         response: { 200: envelope(sessionSchema) },
@@ -123,6 +124,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/live-sessions/:id/start',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         ...byIdRoute(
           'Start a live session (host or ADMIN)',
@@ -138,6 +140,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/live-sessions/:id/end',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         ...byIdRoute(
           'End a live session (host or ADMIN)',
@@ -154,6 +157,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/live-sessions/:id/join',
     {
+      config: { recordScope: 'institution' },
       schema: {
         ...byIdRoute(
           'Join a LIVE session',
@@ -170,6 +174,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/live-sessions/:id/register',
     {
+      config: { recordScope: 'institution' },
       schema: {
         ...byIdRoute(
           'Sign up for a live session ahead',
@@ -185,6 +190,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/live-sessions/:id/attendance',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         ...byIdRoute(
           'Attendance of a live session (course managers and the host)',
@@ -193,7 +199,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           'getLiveSessionAttendance',
         ),
         querystring: attendanceQuery,
-        response: { 200: z.object({ data: attendanceListSchema, error: z.null(), meta: pageMetaSchema }) },
+        response: { 200: attendanceListEnvelope },
       },
     },
     async (req) => {
@@ -205,6 +211,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/live-sessions/:id/attendance',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         ...byIdRoute(
           'Record attendance (host or ADMIN)',
@@ -222,13 +229,14 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/live-sessions/:id/ics',
     {
+      config: { recordScope: 'institution' },
       schema: {
         ...byIdRoute(
           'The session as an iCalendar file',
           'RFC 5545 (`text/calendar; charset=utf-8`, attachment `live-session-<id>.ics`): start, end (start + duration), title, URL and a UID that stays the same for the session.',
           'getLiveSessionCalendar',
         ),
-        response: { 200: { description: 'an iCalendar file', content: { 'text/calendar': { schema: z.string().describe('iCalendar text (RFC 5545)') } } } },
+        response: { 200: { description: 'an iCalendar file', content: { 'text/calendar': { schema: icsSchema } } } },
       },
     },
     async (req, reply) => {
@@ -240,6 +248,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/live-sessions/:id/recording/start',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags: recordingTags,
         operationId: 'startLiveSessionRecording',
@@ -258,6 +267,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/live-sessions/:id/recording/stop',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags: recordingTags,
         operationId: 'stopLiveSessionRecording',

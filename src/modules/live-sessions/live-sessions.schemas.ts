@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { envelopeWithMeta } from '../../platform/http/envelope.js';
 import { paginationFields } from '../../platform/http/pagination.js';
 import { ATTENDANCE_MARKS, LIVE_SESSION_STATUSES, RECORDING_STATUSES } from './live-sessions.tables.js';
 
@@ -110,6 +111,8 @@ export const attendanceListSchema = z.object({
   totals: totalsSchema,
   students: z.array(attendanceRowSchema),
 });
+/** GET /api/live-sessions/{id}/attendance: the roster, with page meta. */
+export const attendanceListEnvelope = envelopeWithMeta(attendanceListSchema);
 
 export const attendanceUpdateSchema = z.object({
   sessionId: z.string(),
@@ -132,6 +135,8 @@ export const courseAttendanceSchema = z.object({
     }),
   ),
 });
+/** GET /api/live-sessions/attendance-summary: per student, with page meta. */
+export const courseAttendanceEnvelope = envelopeWithMeta(courseAttendanceSchema);
 
 // ── recording ────────────────────────────────────────────────────────────────
 
@@ -172,3 +177,6 @@ export const webhookResultSchema = z.object({
   ignored: z.boolean(),
   reason: z.enum(['unknown_session', 'unknown_event', 'not_applicable']).nullable().describe('why an ignored event changed nothing'),
 });
+
+/** GET /api/live-sessions/{id}/ics: the calendar file's body. */
+export const icsSchema = z.string().describe('iCalendar text (RFC 5545)');

@@ -1,7 +1,8 @@
 import { and, asc, count, eq, gte, inArray, lt, sql } from 'drizzle-orm';
 import { withTx, type ServiceContext } from '../../platform/context.js';
 import { rawRows } from '../../platform/db/client.js';
-import { byId, inTenant } from '../../platform/db/tenancy.js';
+import { byId, inTenant, inTenantAs } from '../../platform/db/tenancy.js';
+import { iso } from '../../platform/dto.js';
 import { conflict, validationError } from '../../platform/http/errors.js';
 import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
 import { newId } from '../../platform/ids.js';
@@ -195,7 +196,7 @@ export async function registerForSession(ctx: ServiceContext, id: string) {
     ctx.db,
     sql`with prior as (
           select registered_at from live_session_participants
-          where institution_id = ${ctx.institutionId} and session_id = ${id} and person_id = ${person}
+          where ${inTenantAs(ctx, 'live_session_participants')} and session_id = ${id} and person_id = ${person}
         )
         insert into live_session_participants as p (institution_id, id, session_id, person_id, registered_at, created_at, updated_at)
         values (${ctx.institutionId}, ${newId()}, ${id}, ${person}, ${now}, ${now}, ${now})
@@ -204,7 +205,7 @@ export async function registerForSession(ctx: ServiceContext, id: string) {
           updated_at = case when p.registered_at is null then excluded.updated_at else p.updated_at end
         returning registered_at, (select registered_at from prior) as prior`,
   );
-  return { sessionId: id, studentId: person, registeredAt: new Date(row!.registered_at).toISOString(), alreadyRegistered: row!.prior !== null };
+  return { sessionId: id, studentId: person, registeredAt: iso(row!.registered_at), alreadyRegistered: row!.prior !== null };
 }
 
 // ── attendance ───────────────────────────────────────────────────────────────
@@ -229,7 +230,7 @@ const rosterJoin = (ctx: ServiceContext, session: LiveSession) => sql`
   from enrollments e
   left join live_session_participants p
     on p.institution_id = e.institution_id and p.session_id = ${session.id} and p.person_id = e.student_id
-  where e.institution_id = ${ctx.institutionId} and e.course_id = ${session.courseId} and e.status in ('ACTIVE', 'COMPLETED')`;
+  where ${inTenantAs(ctx, 'e')} and e.course_id = ${session.courseId} and e.status in ('ACTIVE', 'COMPLETED')`;
 
 async function totalsOf(ctx: ServiceContext, session: LiveSession): Promise<Totals> {
   const [row] = await rawRows<Record<keyof Totals, number>>(
@@ -273,7 +274,6 @@ export async function getAttendance(ctx: ServiceContext, id: string, query: { pa
           order by e.student_id limit ${page.perPage} offset ${pageOffset(page)}`,
     ),
   ]);
-  const at = (v: string | Date | null) => (v === null ? null : new Date(v).toISOString());
   return {
     data: {
       sessionId: session.id,
@@ -282,11 +282,11 @@ export async function getAttendance(ctx: ServiceContext, id: string, query: { pa
       totals,
       students: rows.map((r) => ({
         studentId: r.student_id,
-        registeredAt: at(r.registered_at),
-        firstJoinedAt: at(r.first_joined_at),
+        registeredAt: iso(r.registered_at),
+        firstJoinedAt: iso(r.first_joined_at),
         joinCount: Number(r.join_count ?? 0),
         mark: r.mark,
-        markedAt: at(r.marked_at),
+        markedAt: iso(r.marked_at),
         attendance: final ? (r.attended ? ('attended' as const) : ('missed' as const)) : null,
       })),
     },
@@ -355,15 +355,15 @@ export async function courseAttendance(ctx: ServiceContext, query: { courseId: s
   const from = sql`
     from enrollments e
     left join live_session_participants p on p.institution_id = e.institution_id and p.person_id = e.student_id
-      and p.session_id in (select s.id from live_sessions s where s.institution_id = ${ctx.institutionId} and s.course_id = ${course.id} and s.status = 'COMPLETED')
-    where e.institution_id = ${ctx.institutionId} and e.course_id = ${course.id} and ${who}`;
+      and p.session_id in (select s.id from live_sessions s where ${inTenantAs(ctx, 's')} and s.course_id = ${course.id} and s.status = 'COMPLETED')
+    where ${inTenantAs(ctx, 'e')} and e.course_id = ${course.id} and ${who}`;
   const [rows, [total]] = await Promise.all([
     rawRows<{ student_id: string; attended: number }>(
       ctx.db,
       sql`select e.student_id, (count(p.id) filter (where ${ATTENDED}))::int as attended ${from}
           group by e.student_id order by e.student_id limit ${page.perPage} offset ${pageOffset(page)}`,
     ),
-    rawRows<{ n: number }>(ctx.db, sql`select count(*)::int as n from enrollments e where e.institution_id = ${ctx.institutionId} and e.course_id = ${course.id} and ${who}`),
+    rawRows<{ n: number }>(ctx.db, sql`select count(*)::int as n from enrollments e where ${inTenantAs(ctx, 'e')} and e.course_id = ${course.id} and ${who}`),
   ]);
   return {
     data: {

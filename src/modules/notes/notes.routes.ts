@@ -30,6 +30,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/lessons/:id/notes',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'listLessonNotes',
@@ -44,6 +45,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/notes',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'createLessonNote',
@@ -59,6 +61,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/lessons/:id/notes/:noteId',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags,
         operationId: 'updateLessonNote',
@@ -74,6 +77,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.delete(
     '/api/lessons/:id/notes/:noteId',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags,
         operationId: 'deleteLessonNote',
@@ -89,6 +93,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/lessons/:id/bookmarks',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'listLessonBookmarks',
@@ -103,6 +108,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/bookmarks',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'createLessonBookmark',
@@ -118,6 +124,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/lessons/:id/bookmarks/:bookmarkId',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags,
         operationId: 'updateLessonBookmark',
@@ -133,6 +140,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.delete(
     '/api/lessons/:id/bookmarks/:bookmarkId',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags,
         operationId: 'deleteLessonBookmark',

@@ -1,7 +1,6 @@
-import { z } from 'zod';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { envelope, ok, pageMetaSchema } from '../../platform/http/envelope.js';
+import { envelope, ok } from '../../platform/http/envelope.js';
 import { serviceContext } from '../../platform/context.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
 import {
@@ -14,7 +13,7 @@ import {
   listNotificationsQuery,
   markReadBody,
   MOBILE_PROVIDERS,
-  notificationListSchema,
+  notificationListEnvelope,
   preferenceSchema,
   preferencesSchema,
   pushTokenBody,
@@ -45,7 +44,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           'Only IN_APP rows with status SENT or PENDING. `total` counts the rows matching the filters; `unreadCount` all unread rows. ' +
           'Page size `limit` (default 25, max 100; `perPage` is an alias); `meta` as on every paginated endpoint.',
         querystring: listNotificationsQuery,
-        response: { 200: z.object({ data: notificationListSchema, error: z.null(), meta: pageMetaSchema }) },
+        response: { 200: notificationListEnvelope },
       },
     },
     async (req) => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { envelopeWithMeta } from '../../platform/http/envelope.js';
 import { MAX_PAGE_SIZE } from '../../platform/http/pagination.js';
 import { ROLES } from '../../platform/auth/tokens.js';
 import { CATEGORIES, CHANNELS, FREQUENCIES } from './notifications.definitions.js';
@@ -41,6 +42,8 @@ export const notificationListSchema = z.object({
   total: z.number().int(),
   unreadCount: z.number().int(),
 });
+/** GET /api/notifications: the list, total and unread count, with page meta. */
+export const notificationListEnvelope = envelopeWithMeta(notificationListSchema);
 
 const idList = z.array(z.string().min(1).max(200)).max(500);
 

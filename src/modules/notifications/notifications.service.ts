@@ -68,7 +68,7 @@ const prepareUnreadCount = (db: ServiceContext['db']) =>
     .from(notifications)
     .where(
       and(
-        eq(notifications.institutionId, sql.placeholder('institutionId')),
+        inTenant({ institutionId: sql.placeholder('institutionId') }, notifications),
         eq(notifications.recipientId, sql.placeholder('recipientId')),
         sql`${notifications.channel} = 'IN_APP'`,
         unread,

@@ -2,6 +2,8 @@ import { sql } from 'drizzle-orm';
 import { DateTime } from 'luxon';
 import type { ServiceContext } from '../../platform/context.js';
 import { rawRows } from '../../platform/db/client.js';
+import { inTenantAs } from '../../platform/db/tenancy.js';
+import { iso } from '../../platform/dto.js';
 import { getSettings } from '../institutions/institutions.service.js';
 
 /**
@@ -24,7 +26,7 @@ export async function liveClassesOf(ctx: ServiceContext, childId: string, upcomi
           from live_sessions s
           join enrollments e on e.institution_id = s.institution_id and e.course_id = s.course_id and e.student_id = ${childId} and e.status in ('ACTIVE', 'COMPLETED')
           left join live_session_participants p on p.institution_id = s.institution_id and p.session_id = s.id and p.person_id = ${childId}
-          where s.institution_id = ${ctx.institutionId} and s.status = 'COMPLETED'
+          where ${inTenantAs(ctx, 's')} and s.status = 'COMPLETED'
             and s.scheduled_at >= ${from}::timestamptz and s.scheduled_at < ${to}::timestamptz`,
     ),
     rawRows<{ id: string; title: string; course_id: string; course_title: string; scheduled_at: string; duration_minutes: number }>(
@@ -33,7 +35,7 @@ export async function liveClassesOf(ctx: ServiceContext, childId: string, upcomi
           from live_sessions s
           join courses c on c.institution_id = s.institution_id and c.id = s.course_id
           join enrollments e on e.institution_id = s.institution_id and e.course_id = s.course_id and e.student_id = ${childId} and e.status = 'ACTIVE'
-          where s.institution_id = ${ctx.institutionId} and s.status in ('SCHEDULED', 'LIVE') and s.scheduled_at >= ${ctx.clock.now().toISOString()}::timestamptz
+          where ${inTenantAs(ctx, 's')} and s.status in ('SCHEDULED', 'LIVE') and s.scheduled_at >= ${ctx.clock.now().toISOString()}::timestamptz
           order by s.scheduled_at asc, s.id asc
           limit ${upcoming}`,
     ),
@@ -48,7 +50,7 @@ export async function liveClassesOf(ctx: ServiceContext, childId: string, upcomi
       title: s.title,
       courseId: s.course_id,
       courseTitle: s.course_title,
-      scheduledAt: new Date(s.scheduled_at).toISOString(),
+      scheduledAt: iso(s.scheduled_at),
       durationMinutes: Number(s.duration_minutes),
     })),
   };

@@ -31,6 +31,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/parent/children/:childId/overview',
     {
+      config: { recordScope: 'owner' },
       schema: {
         tags,
         operationId: 'getChildOverview',

@@ -28,6 +28,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/progress',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'updateLessonProgress',
@@ -43,6 +44,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/progress-v2',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'updateLessonProgressBatch',
@@ -58,6 +60,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/pdf-progress',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'updatePdfProgress',
@@ -73,6 +76,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/events',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'recordLearnerEvents',
@@ -91,6 +95,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/interactions',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'recordInteraction',
@@ -108,6 +113,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/lessons/:id/blocks/:blockId/answer',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'getBlockAnswer',
@@ -122,6 +128,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/blocks/:blockId/answer',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'answerBlock',

@@ -26,6 +26,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/quiz/:id',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'getQuiz',
@@ -45,6 +46,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.put(
     '/api/quiz/:id',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'upsertQuiz',
@@ -70,6 +72,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/quiz/:id/start',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'startQuizAttempt',
@@ -92,6 +95,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/quiz/:id/attempt',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'submitQuizAttempt',
@@ -117,6 +121,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/quiz/:id/attempts',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'listQuizAttempts',

@@ -37,6 +37,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/courses/:id/reviews',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'listCourseReviews',

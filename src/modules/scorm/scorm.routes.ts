@@ -1,12 +1,23 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
 import { serviceContext, type Deps } from '../../platform/context.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
 import { routeRateLimits } from '../../platform/http/rate-limit.js';
-import { contentParams, contentWildcardParams, launchQuery, launchSchema, packageBodyDoc, packageSchema, scormParams, trackBody, trackResultSchema } from './scorm.schemas.js';
+import {
+  contentParams,
+  contentWildcardParams,
+  launchQuery,
+  launchSchema,
+  packageBodyDoc,
+  packageSchema,
+  scormParams,
+  trackBody,
+  trackResultSchema,
+  playerPageSchema,
+  contentBytesSchema,
+} from './scorm.schemas.js';
 import * as scorm from './scorm.service.js';
 
 const tags = ['scorm'];
@@ -28,6 +39,7 @@ async function uploadRoute(scope: FastifyInstance, deps: Deps) {
   typed(scope).put(
     '/api/scorm/:id/package',
     {
+      config: { recordScope: 'owner-edit' },
       schema: {
         tags,
         operationId: 'uploadScormPackage',
@@ -79,6 +91,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/scorm/:id/launch',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'launchScorm',
@@ -100,6 +113,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/scorm/:id/player',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'scormPlayer',
@@ -113,7 +127,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         params: scormParams,
         querystring: launchQuery,
         response: {
-          200: { description: 'the launch page', content: { 'text/html': { schema: z.string().describe('HTML') } } },
+          200: { description: 'the launch page', content: { 'text/html': { schema: playerPageSchema } } },
           402: errorEnvelope,
         },
       },
@@ -127,6 +141,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/scorm/:id/track',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'trackScorm',
@@ -161,7 +176,7 @@ const routes: ModuleRoutes = async (app, deps) => {
       'or a file the package does not have, is 404; an expired grant 403. Served with the content type of its extension.',
     params: contentParams,
     response: {
-      200: { description: 'the file’s bytes', content: { 'application/octet-stream': { schema: z.string().describe('binary') } } },
+      200: { description: 'the file’s bytes', content: { 'application/octet-stream': { schema: contentBytesSchema } } },
       403: errorEnvelope,
     },
   };
@@ -170,7 +185,7 @@ const routes: ModuleRoutes = async (app, deps) => {
     const file = await scorm.openContent(ctxOf(req), p.id, p.token, p['*'] ?? p.asset ?? '');
     return reply.header('content-type', file.contentType).header('content-length', String(file.size)).header('cache-control', 'private, max-age=3600').send(file.stream);
   };
-  const contentConfig = { rateLimit: routeRateLimits(deps.config).scormContent };
+  const contentConfig = { recordScope: 'owner' as const, rateLimit: routeRateLimits(deps.config).scormContent };
   r.get('/api/scorm/:id/content/:token/:asset', { config: contentConfig, schema: contentSchema }, contentHandler);
   r.get('/api/scorm/:id/content/:token/*', { config: contentConfig, schema: { ...contentSchema, params: contentWildcardParams, hide: true } }, contentHandler);
 };

@@ -158,3 +158,7 @@ export const trackResultSchema = z.object({
   }),
 });
 export type TrackResult = z.infer<typeof trackResultSchema>;
+
+/** The launch page (HTML) and a package file (its bytes), documented per content type. */
+export const playerPageSchema = z.string().describe('HTML');
+export const contentBytesSchema = z.string().describe('binary');

@@ -5,8 +5,8 @@ import { sendCompletion } from './sync.service.js';
 export const syncJobs: ModuleJobs = (deps) => {
   const sender = { db: deps.database.db, crm: deps.crm, clock: deps.clock, log: deps.log };
   return {
-    'crm.pushCompletion': async ({ payload }) => {
-      const outcome = await sendCompletion(sender, payload.completionId);
+    'crm.pushCompletion': async ({ payload, institutionId }) => {
+      const outcome = await sendCompletion(sender, payload.completionId, payload.institutionId ?? institutionId);
       if (outcome === 'failed') throw new Error('completion push failed; will retry');
     },
   };

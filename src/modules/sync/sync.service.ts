@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.js';
 import type { ServiceContext } from '../../platform/context.js';
 import type { CompletionPush, CrmClient } from '../../platform/crm/types.js';
@@ -8,7 +8,7 @@ import { enqueue } from '../../platform/queue/queue.js';
 import { requireAccess } from '../access/access.service.js';
 import { institutionSlug } from '../institutions/institutions.service.js';
 import { crmCompletions } from './sync.tables.js';
-import { inTenant } from '../../platform/db/tenancy.js';
+import { byId, byIdForJob, inTenant } from '../../platform/db/tenancy.js';
 
 export const COMPLETION_JOB = 'crm.pushCompletion';
 const CLAIM_MS = 60_000;
@@ -34,24 +34,25 @@ export async function pushCompletion(ctx: ServiceContext, enrollmentId: string, 
     .onConflictDoNothing()
     .returning({ id: crmCompletions.id });
   if (inserted.length > 0) {
-    await enqueue(ctx.db, ctx.clock, COMPLETION_JOB, { completionId: id }, { institutionId, maxAttempts: 10 });
+    await enqueue(ctx.db, ctx.clock, COMPLETION_JOB, { completionId: id, institutionId }, { institutionId, maxAttempts: 10 });
   }
 }
 
 export type SendOutcome = 'sent' | 'failed' | 'skipped';
 
 /**
- * Send one outbox row. Claimed first, so the worker and the sync endpoint never send the same
- * row at once; a row already SENT is never sent again.
+ * Send one outbox row of `institutionId` (null only for a job queued before jobs named it).
+ * Claimed first, so the worker and the sync endpoint never send the same row at once; a row
+ * already SENT is never sent again.
  */
-export async function sendCompletion(deps: SenderDeps, completionId: string): Promise<SendOutcome> {
+export async function sendCompletion(deps: SenderDeps, completionId: string, institutionId: string | null): Promise<SendOutcome> {
   const now = deps.clock.now();
   const [row] = await deps.db
     .update(crmCompletions)
     .set({ claimedUntil: new Date(now.getTime() + CLAIM_MS), attempts: sql`${crmCompletions.attempts} + 1`, updatedAt: now })
     .where(
       and(
-        eq(crmCompletions.id, completionId),
+        byIdForJob(institutionId, crmCompletions, completionId),
         inArray(crmCompletions.status, ['PENDING', 'FAILED']),
         or(isNull(crmCompletions.claimedUntil), lt(crmCompletions.claimedUntil, now)),
       ),
@@ -67,25 +68,15 @@ export async function sendCompletion(deps: SenderDeps, completionId: string): Pr
     await deps.db
       .update(crmCompletions)
       .set({ status: 'FAILED', lastError: message.slice(0, 1000), claimedUntil: null, updatedAt: deps.clock.now() })
-      .where(eq(crmCompletions.id, row.id));
+      .where(byId(row, crmCompletions, row.id));
     deps.log.warn(`[lms] completion push ${row.id} failed: ${message}`);
     return 'failed';
   }
   await deps.db
     .update(crmCompletions)
     .set({ status: 'SENT', sentAt: deps.clock.now(), lastError: null, claimedUntil: null, updatedAt: deps.clock.now() })
-    .where(eq(crmCompletions.id, row.id));
+    .where(byId(row, crmCompletions, row.id));
   return 'sent';
-}
-
-/** Worker job: a failed send throws so the queue retries it with backoff. */
-export function completionJobs(deps: SenderDeps) {
-  return {
-    [COMPLETION_JOB]: async (job: { payload: Record<string, unknown> }) => {
-      const outcome = await sendCompletion(deps, String(job.payload.completionId));
-      if (outcome === 'failed') throw new Error('completion push failed; will retry');
-    },
-  };
 }
 
 /** POST /api/sync/crm: push every pending or failed completion of the institution now. */
@@ -99,7 +90,7 @@ export async function syncCompletions(ctx: ServiceContext) {
   let pushed = 0;
   let failed = 0;
   for (const { id } of due) {
-    const outcome = await sendCompletion(ctx, id);
+    const outcome = await sendCompletion(ctx, id, ctx.institutionId);
     if (outcome === 'sent') pushed++;
     else if (outcome === 'failed') failed++;
   }

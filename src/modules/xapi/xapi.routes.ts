@@ -53,6 +53,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.delete(
     '/api/xapi/credentials/:id',
     {
+      config: { recordScope: 'institution' },
       schema: {
         tags,
         operationId: 'deleteXapiCredential',

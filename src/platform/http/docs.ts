@@ -24,6 +24,8 @@ export async function registerDocs(app: FastifyInstance, cookieName: string) {
     const mode: AuthMode = route.config?.auth ?? (url.startsWith('/api/') ? 'session' : 'public');
     if (route.schema && !route.schema.hide) {
       (route.schema as Record<string, unknown>).security ??= SECURITY_BY_MODE[mode];
+      // Whose record the path's id names: documented for clients, checked by the tenancy sweep.
+      if (route.config?.recordScope) (route.schema as Record<string, unknown>)['x-record-scope'] = route.config.recordScope;
     }
   });
   await app.register(swagger, {

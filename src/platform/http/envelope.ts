@@ -31,6 +31,9 @@ export const envelope = <T extends z.ZodTypeAny>(data: T) => z.object({ data, er
 /** Response schema for a route returning `paged(rows, meta)`. */
 export const pagedEnvelope = <T extends z.ZodTypeAny>(row: T) => z.object({ data: z.array(row), error: z.null(), meta: pageMetaSchema });
 
+/** Response schema for a paginated route whose `data` is an object holding the rows: `{data, error, meta}`. */
+export const envelopeWithMeta = <T extends z.ZodTypeAny>(data: T) => z.object({ data, error: z.null(), meta: pageMetaSchema });
+
 /** Data of every DELETE that removes something: `{id, deleted: true}`. */
 export const deletedSchema = z.object({ id: z.string(), deleted: z.literal(true) }).describe('Deletion result');
 

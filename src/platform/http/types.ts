@@ -3,9 +3,26 @@ import type { Session } from '../auth/tokens.js';
 /** How a route authenticates; default is `session` under /api and `public` elsewhere. */
 export type AuthMode = 'session' | 'optional' | 'public' | 'cron' | 'basic';
 
+/**
+ * Whose record the id in a route's path names. Every route with a path parameter declares it
+ * (`config.recordScope`); the OpenAPI document carries it as `x-record-scope`, and the
+ * cross-tenant sweep (test/platform/tenancy-sweep.test.ts) checks each route against it:
+ * - `institution`: shared within the institution; role, enrollment and course rules decide
+ *   (another institution's users get 404);
+ * - `owner`: one person's private record (a note, an assigned peer review, a student's
+ *   enrollment, a parent's child): to anyone else of the institution it does not exist, 404;
+ * - `owner-edit`: readable by others of the institution but changed only by its owner (a
+ *   discussion post's author, an announcement's author, a live session's host) or as the
+ *   access rule says: others who can see it get 403 FORBIDDEN.
+ */
+export type RecordScope = 'institution' | 'owner' | 'owner-edit';
+export const RECORD_SCOPES: readonly RecordScope[] = ['institution', 'owner', 'owner-edit'];
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthMode;
+    /** Required on every route with a path parameter (see `RecordScope`). */
+    recordScope?: RecordScope;
   }
   interface FastifyInstance {
     /** Every documented /api route (method, url), for the docs completeness test. */

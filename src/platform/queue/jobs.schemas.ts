@@ -34,16 +34,23 @@ export const DEFAULT_MAX_ATTEMPTS = 5;
 /** The queue's own recurring job: purges finished jobs past their retention. */
 export const QUEUE_MAINTENANCE_JOB = 'queue.maintenance';
 
+/**
+ * The institution of a job's target row. Every new job carries it, and the handler looks the
+ * row up within it. Optional only for jobs queued before payloads carried it: their handlers
+ * fall back to the job row's `institution_id`, then to the id alone (`byIdForJob`).
+ */
+const jobInstitution = z.string().min(1).optional();
+
 export const jobDefinitions = defineJobs({
   /** Push one recorded completion (crm_completions outbox row) to the CRM. */
   'crm.pushCompletion': {
-    payload: z.object({ completionId: z.string().min(1) }),
+    payload: z.object({ completionId: z.string().min(1), institutionId: jobInstitution }),
     maxAttempts: 10,
     timeoutMs: 60_000,
   },
   /** Render and store a certificate's PDF. */
   'certificates.renderPdf': {
-    payload: z.object({ certificateId: z.string().min(1) }),
+    payload: z.object({ certificateId: z.string().min(1), institutionId: jobInstitution }),
     timeoutMs: 120_000,
   },
   /** Remove stored objects no row refers to any more (the caption files of a deleted lesson). */
@@ -53,7 +60,7 @@ export const jobDefinitions = defineJobs({
   },
   /** A day after a presign: remove the object if the upload was never registered. */
   'files.removeUnregistered': {
-    payload: z.object({ uploadId: z.string().min(1) }),
+    payload: z.object({ uploadId: z.string().min(1), institutionId: jobInstitution }),
     timeoutMs: 60_000,
   },
   /** Deliver one batch of notification rows (one notify() call writes a batch per 200 recipients). */
