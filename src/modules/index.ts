@@ -25,6 +25,7 @@ import { reviewsModule } from './reviews/reviews.routes.js';
 import { auditModule } from './audit/audit.routes.js';
 import { cronModule } from './cron/cron.routes.js';
 import { devModule } from './dev/dev.routes.js';
+import { webappModule } from './webapp/webapp.routes.js';
 
 /**
  * Every domain module, in registration order: the only list. The app registers each module's
@@ -57,4 +58,5 @@ export const modules: AppModule[] = [
   auditModule,
   cronModule,
   devModule,
+  webappModule,
 ];
