@@ -80,7 +80,7 @@ async function serve(config: Config, withWorker: boolean, banner?: () => Promise
     // All-in-one development mode: migrate and seed the simulator's institutions on first run.
     await deps.database.migrate();
     const { seedDemo } = await import('./dev/seed.js');
-    await seedDemo(deps.database.db, deps.clock);
+    await seedDemo(deps.database.db, deps.clock, { storage: deps.storage, baseUrl: config.publicBaseUrl });
   }
   const app = await buildApp(deps);
   const worker = withWorker ? createWorker(deps) : undefined;

@@ -3,6 +3,13 @@ import { SessionProvider, isStaff, useSessionState } from './session';
 import { Layout } from './components/Layout';
 import { SignIn } from './pages/SignIn';
 import { NotFound } from './pages/NotFound';
+import { Catalogue } from './pages/learner/Catalogue';
+import { MyCourses } from './pages/learner/MyCourses';
+import { CourseOutline } from './pages/learner/CourseOutline';
+import { LessonPlayer } from './pages/learner/LessonPlayer';
+import { MyBookmarks, MyNotes } from './pages/learner/MyNotes';
+import { PeerReviewForm, PeerReviewQueue } from './pages/learner/PeerReviews';
+import { Certificates } from './pages/learner/Certificates';
 
 /** Pages behind a session: without one, the sign-in page (development) or the CRM's sign-in. */
 function RequireSession() {
@@ -28,6 +35,15 @@ export function App() {
           <Route path="/sign-in" element={<SignIn />} />
           <Route element={<RequireSession />}>
             <Route index element={<Home />} />
+            <Route path="catalogue" element={<Catalogue />} />
+            <Route path="my-courses" element={<MyCourses />} />
+            <Route path="courses/:courseId" element={<CourseOutline />} />
+            <Route path="courses/:courseId/lessons/:lessonId" element={<LessonPlayer />} />
+            <Route path="notes" element={<MyNotes />} />
+            <Route path="bookmarks" element={<MyBookmarks />} />
+            <Route path="peer-reviews" element={<PeerReviewQueue />} />
+            <Route path="peer-reviews/:reviewId" element={<PeerReviewForm />} />
+            <Route path="certificates" element={<Certificates />} />
             <Route path="*" element={<NotFound />} />
           </Route>
         </Routes>
