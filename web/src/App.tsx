@@ -10,6 +10,7 @@ import { LessonPlayer } from './pages/learner/LessonPlayer';
 import { MyBookmarks, MyNotes } from './pages/learner/MyNotes';
 import { PeerReviewForm, PeerReviewQueue } from './pages/learner/PeerReviews';
 import { Certificates } from './pages/learner/Certificates';
+import { ChildOverviewPage, Children } from './pages/parent/Children';
 
 /** Pages behind a session: without one, the sign-in page (development) or the CRM's sign-in. */
 function RequireSession() {
@@ -44,6 +45,8 @@ export function App() {
             <Route path="peer-reviews" element={<PeerReviewQueue />} />
             <Route path="peer-reviews/:reviewId" element={<PeerReviewForm />} />
             <Route path="certificates" element={<Certificates />} />
+            <Route path="children" element={<Children />} />
+            <Route path="children/:childId" element={<ChildOverviewPage />} />
             <Route path="*" element={<NotFound />} />
           </Route>
         </Routes>
