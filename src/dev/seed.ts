@@ -51,6 +51,7 @@ interface CourseSeed {
 const SAMPLE_VIDEO = 'https://media.example.org/lms-demo/intro.mp4';
 /** A 12-second demo video the web app ships (web/public/media/); its captions below follow it. */
 const DEMO_VIDEO_PATH = '/media/demo-lesson.webm';
+const DEMO_VIDEO_SECONDS = 12;
 
 /** Caption tracks of the algebra welcome video (WebVTT), the English one the default. */
 const WELCOME_CAPTIONS = [
@@ -288,7 +289,7 @@ export async function seedInstitution(db: Db, clock: Clock, institutionId: strin
             order: i,
             content: l.content ?? null,
             videoUrl: l.videoUrl && media ? `${media.baseUrl}${DEMO_VIDEO_PATH}` : (l.videoUrl ?? null),
-            durationSeconds: l.durationSeconds ?? null,
+            durationSeconds: l.videoUrl && media ? DEMO_VIDEO_SECONDS : (l.durationSeconds ?? null),
             isRequired: l.isRequired ?? true,
             unlockAfterDays: l.unlockAfterDays ?? null,
             blocks: l.blocks ?? [],

@@ -62,6 +62,8 @@ describe('serving the built web app', () => {
     expectError(await t.request('GET', '/api/v1/no-such-route'), 404, 'NOT_FOUND');
     expectError(await t.request('GET', '/assets/missing-123.js'), 404, 'NOT_FOUND');
     expectError(await t.request('POST', '/my-courses'), 404, 'NOT_FOUND');
+    // A known API path asked with another method is still 405, not a page.
+    expectError(await t.request('GET', '/api/courses/c1/enroll'), 405, 'METHOD_NOT_ALLOWED');
     const docs = await t.app.inject({ method: 'GET', url: '/openapi.json' });
     expect(docs.json().openapi).toBe('3.1.0');
   });

@@ -11,6 +11,11 @@ import { MyBookmarks, MyNotes } from './pages/learner/MyNotes';
 import { PeerReviewForm, PeerReviewQueue } from './pages/learner/PeerReviews';
 import { Certificates } from './pages/learner/Certificates';
 import { ChildOverviewPage, Children } from './pages/parent/Children';
+import { TeachCourses } from './pages/teacher/TeachCourses';
+import { CourseEditor } from './pages/teacher/CourseEditor';
+import { LessonEditor } from './pages/teacher/LessonEditor';
+import { AssignmentGrading } from './pages/teacher/AssignmentGrading';
+import { LiveSessions } from './pages/teacher/LiveSessions';
 
 /** Pages behind a session: without one, the sign-in page (development) or the CRM's sign-in. */
 function RequireSession() {
@@ -47,6 +52,11 @@ export function App() {
             <Route path="certificates" element={<Certificates />} />
             <Route path="children" element={<Children />} />
             <Route path="children/:childId" element={<ChildOverviewPage />} />
+            <Route path="teach" element={<TeachCourses />} />
+            <Route path="teach/courses/:courseId" element={<CourseEditor />} />
+            <Route path="teach/lessons/:lessonId" element={<LessonEditor />} />
+            <Route path="teach/assignments/:lessonId" element={<AssignmentGrading />} />
+            <Route path="teach/live" element={<LiveSessions />} />
             <Route path="*" element={<NotFound />} />
           </Route>
         </Routes>

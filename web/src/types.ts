@@ -102,6 +102,7 @@ export interface Lesson {
   isRequired: boolean;
   unlockAfterDays: number | null;
   unlockAt: string | null;
+  updatedAt: string;
 }
 
 export interface LessonView {

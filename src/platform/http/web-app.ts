@@ -57,7 +57,9 @@ export async function registerWebApp(app: FastifyInstance, web: WebApp) {
   await app.register(fastifyStatic, {
     root: web.root,
     prefix: '/',
-    wildcard: false,
+    // One catch-all route that looks files up per request, so a rebuild shows without a restart;
+    // a missing file goes to the not-found handler (the app's index.html for page paths, else 404).
+    wildcard: true,
     index: ['index.html'],
     cacheControl: false,
     setHeaders(res, path) {
