@@ -16,6 +16,8 @@ import { CourseEditor } from './pages/teacher/CourseEditor';
 import { LessonEditor } from './pages/teacher/LessonEditor';
 import { AssignmentGrading } from './pages/teacher/AssignmentGrading';
 import { LiveSessions } from './pages/teacher/LiveSessions';
+import { Notifications } from './pages/Notifications';
+import { NotificationSettings } from './pages/NotificationSettings';
 
 /** Pages behind a session: without one, the sign-in page (development) or the CRM's sign-in. */
 function RequireSession() {
@@ -57,6 +59,8 @@ export function App() {
             <Route path="teach/lessons/:lessonId" element={<LessonEditor />} />
             <Route path="teach/assignments/:lessonId" element={<AssignmentGrading />} />
             <Route path="teach/live" element={<LiveSessions />} />
+            <Route path="notifications" element={<Notifications />} />
+            <Route path="settings/notifications" element={<NotificationSettings />} />
             <Route path="*" element={<NotFound />} />
           </Route>
         </Routes>
