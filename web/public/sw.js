@@ -1,12 +1,17 @@
 // Service worker of the web app: shows the push messages the service sends ({title, body, url})
 // and opens the notification's page when it is clicked.
-self.addEventListener('push', (event) => {
-  let payload = {};
+/** The JSON payload, or its text as the body. */
+function readPayload(data) {
+  if (!data) return {};
   try {
-    payload = event.data ? event.data.json() : {};
+    return data.json();
   } catch {
-    payload = { body: event.data ? event.data.text() : '' };
+    return { body: data.text() };
   }
+}
+
+self.addEventListener('push', (event) => {
+  const payload = readPayload(event.data);
   const title = payload.title || 'New notification';
   event.waitUntil(self.registration.showNotification(title, { body: payload.body || '', data: { url: payload.url || '/notifications' }, icon: '/favicon.svg' }));
 });
