@@ -88,7 +88,10 @@ export async function uploadFile(file: File, scope: { courseId?: string; lessonI
   });
   let put: Response;
   try {
-    put = await fetch(presigned.uploadUrl, { method: 'PUT', body: file, headers: { 'content-type': contentType, ...presigned.headers }, credentials: 'same-origin' });
+    // The headers the presigned address names, as given (a second Content-Type would be joined into one value).
+    const headers = new Headers(presigned.headers);
+    if (!headers.has('content-type')) headers.set('content-type', contentType);
+    put = await fetch(presigned.uploadUrl, { method: 'PUT', body: file, headers, credentials: 'same-origin' });
   } catch {
     throw new ApiError('The upload could not reach the file store. Please try again.', 0, 'NETWORK_ERROR');
   }

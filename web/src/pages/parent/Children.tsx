@@ -6,6 +6,7 @@ import { QueryState } from '../../components/Status';
 import { formatDate, formatDateTime } from '../../format';
 import type { Child, ChildOverview } from '../../types';
 
+const days = (n: number) => `${n} ${n === 1 ? 'day' : 'days'}`;
 const childName = (c: Pick<Child, 'name' | 'contactId'>) => c.name ?? c.contactId;
 
 export function Children() {
@@ -54,11 +55,11 @@ export function ChildOverviewPage() {
             <dl className="stats" aria-label="Activity">
               <div>
                 <dt>Current streak</dt>
-                <dd>{o.gamification.currentStreak} days</dd>
+                <dd>{days(o.gamification.currentStreak)}</dd>
               </div>
               <div>
                 <dt>Longest streak</dt>
-                <dd>{o.gamification.longestStreak} days</dd>
+                <dd>{days(o.gamification.longestStreak)}</dd>
               </div>
               <div>
                 <dt>Points</dt>
