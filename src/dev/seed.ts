@@ -59,13 +59,13 @@ const WELCOME_CAPTIONS = [
     language: 'en',
     label: 'English',
     isDefault: true,
-    vtt: 'WEBVTT\n\n00:00.000 --> 00:04.000\nWelcome to Algebra Foundations.\n\n00:04.000 --> 00:08.000\nA variable stands for a number we do not know yet.\n\n00:08.000 --> 00:12.000\nLet us solve our first equation together.\n',
+    vtt: 'WEBVTT\n\n00:00.000 --> 00:03.900\nWelcome to Algebra Foundations.\n\n00:04.000 --> 00:07.900\nA variable stands for a number we do not know yet.\n\n00:08.000 --> 00:12.000\nLet us solve our first equation together.\n',
   },
   {
     language: 'es',
     label: 'Español',
     isDefault: false,
-    vtt: 'WEBVTT\n\n00:00.000 --> 00:04.000\nBienvenidos a Fundamentos de Álgebra.\n\n00:04.000 --> 00:08.000\nUna variable representa un número que aún no conocemos.\n\n00:08.000 --> 00:12.000\nResolvamos juntos nuestra primera ecuación.\n',
+    vtt: 'WEBVTT\n\n00:00.000 --> 00:03.900\nBienvenidos a Fundamentos de Álgebra.\n\n00:04.000 --> 00:07.900\nUna variable representa un número que aún no conocemos.\n\n00:08.000 --> 00:12.000\nResolvamos juntos nuestra primera ecuación.\n',
   },
 ];
 
