@@ -57,9 +57,11 @@ export async function registerWebApp(app: FastifyInstance, web: WebApp) {
   await app.register(fastifyStatic, {
     root: web.root,
     prefix: '/',
-    // One catch-all route that looks files up per request, so a rebuild shows without a restart;
-    // a missing file goes to the not-found handler (the app's index.html for page paths, else 404).
-    wildcard: true,
+    // A route per file found at start-up, no catch-all: a catch-all GET would swallow what the
+    // router refuses (an over-long path parameter is 400) and every unknown path. A missing file
+    // goes to the not-found handler (the app's index.html for page paths, else 404); a rebuild
+    // while the server runs needs a restart to be served.
+    wildcard: false,
     index: ['index.html'],
     cacheControl: false,
     setHeaders(res, path) {
