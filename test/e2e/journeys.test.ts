@@ -9,7 +9,7 @@
  * (default) and Spanish captions and a peer-reviewed assignment with a rubric; students 01–12 are
  * enrolled; parent 01 has students 01 and 02.
  */
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { bellCount, expectAccessible, launchBrowser, PHONE, screenshot, signedIn } from './browser.js';
 
@@ -20,6 +20,9 @@ const AUTHOR = 'c_demo_stu_01';
 const PEER = 'c_demo_stu_02';
 const PARENT = 'c_demo_par_01'; // parent of students 01 and 02
 const TEACHER = 'u_demo_teacher';
+
+/** The main navigation of the page's header. */
+const nav = (page: Page) => page.getByRole('navigation', { name: 'Main' });
 
 let browser: Browser;
 let baseUrl: string;
@@ -44,7 +47,10 @@ describe('web app journeys', () => {
         await expectAccessible(signInPage, 'the sign-in page');
       },
     });
-    await page.getByRole('link', { name: 'Catalogue' }).click();
+    // The first Tab reaches the skip link, which moves the focus to the page's content.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    await nav(page).getByRole('link', { name: 'Catalogue' }).click();
     await page.getByRole('button', { name: 'Enroll in Algebra Foundations' }).click();
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'You are enrolled in Algebra Foundations' }).count()).toBe(1);
     await screenshot(page, 'catalogue');
@@ -93,7 +99,7 @@ describe('web app journeys', () => {
     await expectAccessible(page, 'the lesson player');
 
     // My notes: found by a word of it, with a link back to the moment; not found by another.
-    await page.getByRole('link', { name: 'Notes', exact: true }).click();
+    await nav(page).getByRole('link', { name: 'Notes' }).click();
     await page.getByLabel('Search notes').fill('unknown');
     await page.getByRole('button', { name: 'Search' }).click();
     const results = page.getByRole('list', { name: 'Notes matching unknown' });
@@ -115,7 +121,7 @@ describe('web app journeys', () => {
         body: JSON.stringify({ data: null, error: { code: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable' } }),
       }),
     );
-    await page.getByRole('link', { name: 'Certificates' }).click();
+    await nav(page).getByRole('link', { name: 'Certificates' }).click();
     await expect.poll(() => page.getByRole('alert').textContent(), { timeout: 10_000 }).toContain('The database is unavailable');
     await context.close();
   });
@@ -142,7 +148,7 @@ describe('web app journeys', () => {
 
     // Two submitters with one review each: the peer reviews the author's work.
     const { context, page } = await signedIn(browser, baseUrl, PEER);
-    await page.getByRole('link', { name: 'Peer reviews' }).click();
+    await nav(page).getByRole('link', { name: 'Peer reviews' }).click();
     await page.getByText('1 to do.').waitFor();
     await expectAccessible(page, 'the peer-review queue');
     await page.getByRole('link', { name: /Solve five equations/ }).click();
@@ -198,7 +204,7 @@ describe('web app journeys', () => {
     await context.close();
   });
 
-  it('the bell count rises when a notification arrives (polled every 30 s)', async () => {
+  it('the bell count rises when a notification arrives (polled every 30 s, paused while the tab is hidden)', async () => {
     const student = await browser.newContext({ baseURL: baseUrl, viewport: { width: 1280, height: 900 } });
     const page = await student.newPage();
     // A fake clock, so the 30-second poll can be run on demand.
@@ -209,22 +215,43 @@ describe('web app journeys', () => {
     await expect.poll(() => bellCount(page)).toBeGreaterThan(0); // the grade and peer-review notifications
     const before = await bellCount(page);
 
-    // The teacher posts an announcement to the course: one in-app notification for each student.
+    // The teacher posts announcements to the course: one in-app notification to each student.
     const teacher = await signedIn(browser, baseUrl, TEACHER);
-    const posted = await teacher.page.evaluate(async (courseId) => {
-      const res = await fetch(`/api/courses/${courseId}/announcements`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ title: 'Quiz on Friday', body: 'Revise expressions and equations.' }),
-      });
-      return res.status;
-    }, ALGEBRA);
-    expect(posted).toBe(201);
-    await teacher.context.close();
+    const announce = async (title: string) => {
+      const status = await teacher.page.evaluate(
+        async ([courseId, t]) =>
+          (
+            await fetch(`/api/courses/${courseId}/announcements`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ title: t, body: 'Revise expressions and equations.' }),
+            })
+          ).status,
+        [ALGEBRA, title] as const,
+      );
+      expect(status).toBe(201);
+    };
+    const setVisibility = (state: 'hidden' | 'visible') =>
+      page.evaluate((s) => {
+        Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => s });
+        Object.defineProperty(document, 'hidden', { configurable: true, get: () => s === 'hidden' });
+        document.dispatchEvent(new Event('visibilitychange', { bubbles: true }));
+      }, state);
 
-    expect(await bellCount(page)).toBe(before); // not polled yet
-    await page.clock.fastForward(30_000);
+    // While the tab is hidden nothing is polled, however long it stays hidden.
+    await setVisibility('hidden');
+    await announce('Quiz on Friday');
+    await page.clock.fastForward(90_000);
+    expect(await bellCount(page)).toBe(before);
+    // Shown again: the count is fetched at once.
+    await setVisibility('visible');
     await expect.poll(() => bellCount(page)).toBe(before + 1);
+    // Visible: the next notification shows at the next 30-second poll, not before.
+    await announce('Bring a calculator');
+    expect(await bellCount(page)).toBe(before + 1);
+    await page.clock.fastForward(30_000);
+    await expect.poll(() => bellCount(page)).toBe(before + 2);
+    await teacher.context.close();
     await screenshot(page, 'my-courses');
     await expectAccessible(page, 'my courses');
 

@@ -1,5 +1,5 @@
 import { useEffect, useRef } from 'react';
-import { Link, NavLink, Outlet, useLocation } from 'react-router';
+import { Link, NavLink, Outlet, useLocation, useNavigationType } from 'react-router';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api } from '../api';
 import { isStaff, useSession, useSessionState } from '../session';
@@ -42,10 +42,12 @@ export function Layout() {
     },
   });
 
-  // After a client-side navigation, screen readers and keyboards start at the new page's heading.
+  // After a client-side navigation, screen readers and keyboards start at the new page's heading
+  // (not on the first page, nor after a redirect, where the skip link comes first).
+  const navigationType = useNavigationType();
   const first = useRef(true);
   useEffect(() => {
-    if (first.current) {
+    if (first.current || navigationType === 'REPLACE') {
       first.current = false;
       return;
     }
@@ -54,7 +56,7 @@ export function Layout() {
       heading.setAttribute('tabindex', '-1');
       heading.focus();
     }
-  }, [location.pathname]);
+  }, [location.pathname, navigationType]);
 
   return (
     <>
