@@ -5,7 +5,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'coverage/', '.data/', '.test-data/', 'drizzle/', 'bench/results/'] },
+  { ignores: ['node_modules/', 'dist/', 'web/dist/', 'coverage/', '.data/', '.test-data/', 'drizzle/', 'bench/results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -20,6 +20,11 @@ export default tseslint.config(
       // `_`-prefixed names mark intentionally unused arguments and destructured rest siblings.
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
     },
+  },
+  {
+    // The web app runs in the browser (its service worker in a worker scope).
+    files: ['web/src/**', 'web/public/**'],
+    languageOptions: { globals: { ...globals.browser, ...globals.serviceworker } },
   },
   {
     // Tests and benchmarks read untyped JSON bodies; `any` there is fine.

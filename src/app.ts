@@ -15,6 +15,7 @@ import { AppError } from './platform/http/errors.js';
 import { registerAuth } from './platform/auth/auth-plugin.js';
 import { registerRateLimits } from './platform/http/rate-limit.js';
 import { registerDocs } from './platform/http/docs.js';
+import { defaultWebDir, registerWebApp, webAppAt } from './platform/http/web-app.js';
 import { newId } from './platform/ids.js';
 import { modules } from './modules/index.js';
 
@@ -57,7 +58,8 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(zodResponseSerializer(deps.config.RESPONSE_VALIDATION, app.log) as never);
-  registerErrorHandling(app);
+  const web = webAppAt(deps.config.WEB_DIR ?? defaultWebDir());
+  registerErrorHandling(app, { pageFallback: web.sendIndex });
   registerCommonErrorResponses(app);
   registerInputGuard(app);
 
@@ -104,6 +106,7 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
   await registerDocs(app, deps.config.SESSION_COOKIE_NAME);
 
   for (const mod of modules) if (mod.routes) await mod.routes(app, deps);
+  await registerWebApp(app, web);
 
   return app;
 }

@@ -37,6 +37,14 @@ const envSchema = z.object({
   AUTH_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   SESSION_COOKIE_NAME: z.string().min(1).default('__Secure-authjs.session-token'),
   PUBLIC_BASE_URL: optionalUrl,
+  /** The CRM's sign-in page: the web app sends people there when they have no session. */
+  AUTH_SIGNIN_URL: z
+    .string()
+    .url()
+    .regex(/^https?:\/\//i, 'must be an http:// or https:// URL')
+    .optional(),
+  /** The built web app (index.html and assets); default dist/web next to the compiled server, web/dist next to the sources. */
+  WEB_DIR: z.string().min(1).optional(),
   CORS_ORIGINS: z.string().optional(),
   CRM_API_KEY: z.string().min(1).optional(),
   CRM_BASE_DOMAIN: z

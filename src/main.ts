@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { resolve } from 'node:path';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -15,7 +16,7 @@ import { startRecorderSim, type RecorderSim } from './dev/recorder-sim/server.js
 import { demoLogins } from './dev/demo.js';
 import { startSmtpSink, type SmtpSink } from './dev/smtp-sink.js';
 import { describeSmtpUrl } from './platform/mail/mailer.js';
-import { vapidKeyLines } from './platform/push/push.js';
+import { newVapidKeys, vapidKeyLines } from './platform/push/push.js';
 
 const USAGE = `usage: lms <command>
   serve      run the HTTP API (no worker)
@@ -81,7 +82,9 @@ async function serve(config: Config, withWorker: boolean, banner?: () => Promise
     await deps.database.migrate();
     const { seedDemo } = await import('./dev/seed.js');
     const { seedScormPackages } = await import('./dev/scorm-demo.js');
-    for (const r of await seedDemo(deps.database.db, deps.clock)) await seedScormPackages(deps, r.institutionId);
+    for (const r of await seedDemo(deps.database.db, deps.clock, { storage: deps.storage, baseUrl: config.publicBaseUrl })) {
+      await seedScormPackages(deps, r.institutionId);
+    }
   }
   const app = await buildApp(deps);
   const worker = withWorker ? createWorker(deps) : undefined;
@@ -147,6 +150,23 @@ async function start() {
     env.RECORDING_WEBHOOK_SECRET = recorderSim.webhookSecret;
     recorderNote = `Recorder simulator: ${recorderSim.url} (calls the webhook back about 2 s after a stop)`;
   }
+  // Browser push works out of the box: without a configured pair, a development pair kept in
+  // DATA_DIR (browsers' subscriptions are bound to the public key, so it must not change per start).
+  let pushNote = 'Web push: VAPID keys from the environment';
+  if (!env.VAPID_PUBLIC_KEY && !env.VAPID_PRIVATE_KEY) {
+    const file = resolve(env.DATA_DIR || '.data', 'vapid-dev.json');
+    let keys: { publicKey: string; privateKey: string };
+    try {
+      keys = JSON.parse(await readFile(file, 'utf8'));
+    } catch {
+      keys = newVapidKeys();
+      await mkdir(dirname(file), { recursive: true });
+      await writeFile(file, JSON.stringify(keys), { mode: 0o600 });
+    }
+    env.VAPID_PUBLIC_KEY = keys.publicKey;
+    env.VAPID_PRIVATE_KEY = keys.privateKey;
+    pushNote = `Web push: development VAPID keys in ${file}`;
+  }
   let config = loadConfig(env, { secrets: 'development', servesCron: true });
   if (config.usingDevSecret) {
     console.warn('[lms] AUTH_SECRET is not set: using the public development secret (lms start only; anyone can forge tokens for it)');
@@ -174,10 +194,12 @@ async function start() {
       const lines = [
         '',
         `LMS service running at ${base}`,
+        `Web app: ${base}/   (development sign-in: ${base}/sign-in)`,
         `API docs: ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
         simNote,
         ...(recorderNote ? [recorderNote] : []),
         mailNote,
+        pushNote,
         '',
         'Demo tokens (send as "Authorization: Bearer <token>"):',
         ...logins.map((l) => `  ${l.label.padEnd(8)} ${l.personId.padEnd(18)} ${l.token}`),

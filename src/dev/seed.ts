@@ -7,6 +7,10 @@ import { institutions } from '../modules/institutions/institutions.tables.js';
 import { categories, courseModules, courses, lessons, type LessonType } from '../modules/courses/courses.tables.js';
 import { enrollments, lessonProgress } from '../modules/enrollments/enrollments.tables.js';
 import { quizzes, type StoredQuestion } from '../modules/quizzes/quizzes.tables.js';
+import { assignments, rubricCriteria, rubrics } from '../modules/assignments/assignments.tables.js';
+import { captionTracks } from '../modules/captions/captions.tables.js';
+import type { Storage } from '../platform/storage/index.js';
+import { tenantSegment } from '../platform/storage/keys.js';
 import { crmFixtures, CRM_INSTITUTIONS } from './crm-sim/fixtures.js';
 import { inTenant } from '../platform/db/tenancy.js';
 
@@ -45,6 +49,50 @@ interface CourseSeed {
 }
 
 const SAMPLE_VIDEO = 'https://media.example.org/lms-demo/intro.mp4';
+/** A 12-second demo video the web app ships (web/public/media/); its captions below follow it. */
+const DEMO_VIDEO_PATH = '/media/demo-lesson.webm';
+const DEMO_VIDEO_SECONDS = 12;
+
+/** Caption tracks of the algebra welcome video (WebVTT), the English one the default. */
+const WELCOME_CAPTIONS = [
+  {
+    language: 'en',
+    label: 'English',
+    isDefault: true,
+    vtt: 'WEBVTT\n\n00:00.000 --> 00:03.900\nWelcome to Algebra Foundations.\n\n00:04.000 --> 00:07.900\nA variable stands for a number we do not know yet.\n\n00:08.000 --> 00:12.000\nLet us solve our first equation together.\n',
+  },
+  {
+    language: 'es',
+    label: 'Español',
+    isDefault: false,
+    vtt: 'WEBVTT\n\n00:00.000 --> 00:03.900\nBienvenidos a Fundamentos de Álgebra.\n\n00:04.000 --> 00:07.900\nUna variable representa un número que aún no conocemos.\n\n00:08.000 --> 00:12.000\nResolvamos juntos nuestra primera ecuación.\n',
+  },
+];
+
+/** The algebra assignment: peer reviewed by one classmate, with a rubric, due two weeks after seeding. */
+const ALGEBRA_ASSIGNMENT = {
+  title: 'Solve five equations',
+  instructions: 'Solve each equation and show your working:\n1. x + 3 = 7\n2. 2x = 10\n3. 3x - 4 = 11\n4. x / 2 = 6\n5. 5x + 2 = 3x + 8',
+  maxScore: 10,
+  passingScore: 6,
+  peerReviewCount: 1,
+  rubric: {
+    title: 'Equations rubric',
+    criteria: [
+      { key: 'answers', title: 'Correct answers', description: 'Each equation solved correctly.', maxPoints: 6 },
+      { key: 'working', title: 'Working shown', description: 'Every step is written down and follows from the one before.', maxPoints: 4 },
+    ],
+  },
+};
+
+/**
+ * What `npm start` adds for the web app: the video lessons play the shipped demo video from the
+ * service's own address, and the welcome video gets caption tracks (stored files).
+ */
+export interface SeedMedia {
+  storage: Storage;
+  baseUrl: string;
+}
 
 const COURSES: CourseSeed[] = [
   {
@@ -177,7 +225,7 @@ export interface SeedResult {
 
 const seedId = (institutionId: string, ...parts: string[]) => `seed_${institutionId}_${parts.join('_')}`;
 
-export async function seedInstitution(db: Db, clock: Clock, institutionId: string, ownerFallback?: string): Promise<SeedResult> {
+export async function seedInstitution(db: Db, clock: Clock, institutionId: string, ownerFallback?: string, media?: SeedMedia): Promise<SeedResult> {
   const fixtures = crmFixtures[institutionId];
   const now = clock.now();
   const ownerId = fixtures?.teacher.id ?? ownerFallback ?? 'seed-teacher';
@@ -240,8 +288,8 @@ export async function seedInstitution(db: Db, clock: Clock, institutionId: strin
             type: l.type,
             order: i,
             content: l.content ?? null,
-            videoUrl: l.videoUrl ?? null,
-            durationSeconds: l.durationSeconds ?? null,
+            videoUrl: l.videoUrl && media ? `${media.baseUrl}${DEMO_VIDEO_PATH}` : (l.videoUrl ?? null),
+            durationSeconds: l.videoUrl && media ? DEMO_VIDEO_SECONDS : (l.durationSeconds ?? null),
             isRequired: l.isRequired ?? true,
             unlockAfterDays: l.unlockAfterDays ?? null,
             blocks: l.blocks ?? [],
@@ -264,6 +312,7 @@ export async function seedInstitution(db: Db, clock: Clock, institutionId: strin
           .onConflictDoNothing();
       }
     }
+    await seedAssignment(tx as unknown as Db, institutionId, now);
     // Some progress: the first student has finished the first two algebra lessons.
     const first = students[0];
     if (first) {
@@ -290,13 +339,69 @@ export async function seedInstitution(db: Db, clock: Clock, institutionId: strin
         .where(and(eq(enrollments.id, enrollmentId), eq(enrollments.progress, 0)));
     }
   });
+  if (media) await seedCaptions(db, media.storage, institutionId, ownerId, now);
   return { institutionId, courses: COURSES.length, lessons: lessonCount, enrollments: enrollmentCount, created };
 }
 
+async function seedAssignment(db: Db, institutionId: string, now: Date) {
+  const id = seedId(institutionId, 'algebra', 'assignment');
+  const a = ALGEBRA_ASSIGNMENT;
+  await db
+    .insert(assignments)
+    .values({
+      id,
+      institutionId,
+      courseId: seedId(institutionId, 'algebra'),
+      title: a.title,
+      instructions: a.instructions,
+      maxScore: a.maxScore,
+      passingScore: a.passingScore,
+      dueDate: new Date(now.getTime() + 14 * 86_400_000),
+      allowLate: true,
+      isPeerAssessed: true,
+      peerReviewCount: a.peerReviewCount,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .onConflictDoNothing();
+  const rubricId = seedId(institutionId, 'algebra', 'rubric');
+  await db.insert(rubrics).values({ id: rubricId, institutionId, assignmentId: id, title: a.rubric.title, createdAt: now, updatedAt: now }).onConflictDoNothing();
+  for (const [order, c] of a.rubric.criteria.entries()) {
+    await db
+      .insert(rubricCriteria)
+      .values({ id: seedId(institutionId, 'algebra', 'criterion', c.key), institutionId, rubricId, title: c.title, description: c.description, maxPoints: c.maxPoints, order })
+      .onConflictDoNothing();
+  }
+}
+
+/** Caption files are written once under fixed keys (storage objects are immutable), then their rows. */
+async function seedCaptions(db: Db, storage: Storage, institutionId: string, ownerId: string, now: Date) {
+  const lessonId = seedId(institutionId, 'algebra', 'welcome');
+  for (const c of WELCOME_CAPTIONS) {
+    const key = `${tenantSegment(institutionId)}/captions/seed-welcome-${c.language}.vtt`;
+    if (!(await storage.exists(key))) await storage.put(key, Buffer.from(c.vtt, 'utf8'), 'text/vtt');
+    await db
+      .insert(captionTracks)
+      .values({
+        id: seedId(institutionId, 'algebra', 'welcome', 'captions', c.language),
+        institutionId,
+        lessonId,
+        blockId: null,
+        language: c.language,
+        label: c.label,
+        storageKey: key,
+        isDefault: c.isDefault,
+        createdAt: now,
+        createdBy: ownerId,
+      })
+      .onConflictDoNothing();
+  }
+}
+
 /** Seed every simulator institution (npm start on first run, `lms seed`). */
-export async function seedDemo(db: Db, clock: Clock = systemClock): Promise<SeedResult[]> {
+export async function seedDemo(db: Db, clock: Clock = systemClock, media?: SeedMedia): Promise<SeedResult[]> {
   const results: SeedResult[] = [];
-  for (const inst of CRM_INSTITUTIONS) results.push(await seedInstitution(db, clock, inst.id));
+  for (const inst of CRM_INSTITUTIONS) results.push(await seedInstitution(db, clock, inst.id, undefined, media));
   return results;
 }
 

@@ -28,6 +28,7 @@ import { cronModule } from './cron/cron.routes.js';
 import { scormModule } from './scorm/scorm.routes.js';
 import { devModule } from './dev/dev.routes.js';
 import { xapiModule } from './xapi/xapi.routes.js';
+import { webappModule } from './webapp/webapp.routes.js';
 
 /**
  * Every domain module, in registration order: the only list. The app registers each module's
@@ -63,4 +64,5 @@ export const modules: AppModule[] = [
   cronModule,
   xapiModule,
   devModule,
+  webappModule,
 ];

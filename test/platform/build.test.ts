@@ -1,5 +1,6 @@
 /**
- * The production build: `tsc -p tsconfig.build.json` output runs on its own. The build goes to
+ * The production build (`npm run build`): the `tsc -p tsconfig.build.json` output and the web app
+ * in dist/web run on their own. The build goes to
  * a temp deployment directory holding only what a production install has (bin/, dist/,
  * drizzle/, package.json, node_modules; no src/), and `lms migrate`, `lms serve` and
  * `lms worker` run from there through bin/lms.js's compiled path. With DATABASE_URL set (CI's PostgreSQL run) they
@@ -54,6 +55,8 @@ async function adminQuery(sql: string) {
 beforeAll(async () => {
   deployDir = await mkdtemp(join(tmpdir(), 'lms-build-'));
   await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', join(deployDir, 'dist')], { cwd: ROOT });
+  // The second half of `npm run build`: the web app next to the compiled server.
+  await run(process.execPath, [join(ROOT, 'scripts/build-web.mjs'), '--out', join(deployDir, 'dist', 'web')], { cwd: ROOT });
   for (const entry of ['bin', 'drizzle', 'package.json']) await cp(join(ROOT, entry), join(deployDir, entry), { recursive: true });
   await symlink(join(ROOT, 'node_modules'), join(deployDir, 'node_modules'), 'dir');
   const common = { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'silent', REDIS_URL: '', RATE_LIMIT_DISABLED: 'true' };
@@ -88,7 +91,7 @@ describe('compiled build (dist/)', () => {
     expect(stdout).toMatch(/migrations applied \((pg|pglite)\)/);
   });
 
-  it('lms serve answers the probes, the OpenAPI document and the docs page, and exits 0 on SIGTERM', async () => {
+  it('lms serve answers the probes, the OpenAPI document, the docs page and the web app, and exits 0 on SIGTERM', async () => {
     const port = await freePort();
     const proc = spawn(process.execPath, ['bin/lms.js', 'serve'], { cwd: deployDir, env: { ...env, HOST: '127.0.0.1', PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
     child = proc;
@@ -114,6 +117,19 @@ describe('compiled build (dist/)', () => {
     const docs = await fetch(`${base}/docs`, { redirect: 'follow' });
     expect(docs.status).toBe(200);
     expect(docs.headers.get('content-type')).toMatch(/text\/html/);
+    // The web app from dist/web: its page at / and at a client-side route, and its script.
+    for (const path of ['/', '/my-courses']) {
+      const page = await fetch(`${base}${path}`);
+      expect(page.status, path).toBe(200);
+      const html = await page.text();
+      expect(html).toContain('<div id="root"></div>');
+      const script = /<script type="module" crossorigin src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+      expect(script, html).toBeDefined();
+      const js = await fetch(`${base}${script}`);
+      expect(js.status).toBe(200);
+      expect(js.headers.get('content-type')).toMatch(/javascript/);
+      expect((await js.text()).length).toBeGreaterThan(1000); // read whole, so the connection is idle again
+    }
     const exited = once(proc, 'exit');
     proc.kill('SIGTERM');
     const [code] = await exited;

@@ -1,17 +1,42 @@
+import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, ok } from '../../platform/http/envelope.js';
 import { actorOf } from '../../platform/auth/auth-plugin.js';
 import { requireAdmin } from '../../platform/auth/permissions.js';
+import { decodeSessionToken, mintToken } from '../../platform/auth/tokens.js';
 import { AppError } from '../../platform/http/errors.js';
 import { seedInstitution } from '../../dev/seed.js';
 import { seedScormPackages } from '../../dev/scorm-demo.js';
-import { seedResultSchema } from './dev.schemas.js';
+import { demoClaims, demoPeople } from '../../dev/demo.js';
+import { demoPersonSchema, seedResultSchema, signInBodySchema, signInResultSchema, signOutResultSchema } from './dev.schemas.js';
 
-/** Development seeding; not registered at all in production. */
+/** The dev session cookie lives as long as a demo token (30 days). */
+const SESSION_SECONDS = 30 * 24 * 3600;
+
+/** A sign-in from another site's page (a form posting here) is refused: the cookie would sign the visitor in as someone. */
+function refuseCrossSite(req: FastifyRequest) {
+  const site = req.headers['sec-fetch-site'];
+  if (typeof site === 'string' && !['same-origin', 'none'].includes(site.toLowerCase())) {
+    throw new AppError('FORBIDDEN', 'Cross-site sign-in refused');
+  }
+}
+
+/** The cookie options Auth.js uses; `__Secure-`/`__Host-` names need `Secure` (browsers accept it on http://localhost and 127.0.0.1 too). */
+function cookieOptions(name: string, req: FastifyRequest) {
+  const secure = name.startsWith('__Secure-') || name.startsWith('__Host-') || req.protocol === 'https';
+  return { path: '/', httpOnly: true, sameSite: 'lax' as const, secure };
+}
+
+/**
+ * Development routes: seeding, and signing in as a person of the CRM simulator (the web app's
+ * sign-in page; in production the CRM's Auth.js sets the session cookie). Not registered at all
+ * in production: /api/dev/* is an unknown route there (404).
+ */
 const routes: ModuleRoutes = async (app, deps) => {
-  // Not registered at all in production: /api/dev/* is an unknown route there.
   if (deps.config.isProduction) return;
+  const cookieName = deps.config.SESSION_COOKIE_NAME;
   typed(app).post(
     '/api/dev/seed',
     {
@@ -31,6 +56,61 @@ const routes: ModuleRoutes = async (app, deps) => {
       const result = await seedInstitution(deps.database.db, deps.clock, actor.institutionId, actor.personId);
       await seedScormPackages(deps, actor.institutionId);
       return ok(result);
+    },
+  );
+
+  typed(app).get(
+    '/api/dev/people',
+    {
+      config: { auth: 'public' },
+      schema: {
+        tags: ['dev'],
+        operationId: 'devPeople',
+        summary: 'The CRM simulator’s people one can sign in as (development only; not registered in production)',
+        response: { 200: envelope(z.array(demoPersonSchema)) },
+      },
+    },
+    async () => ok(demoPeople()),
+  );
+
+  typed(app).post(
+    '/api/dev/sign-in',
+    {
+      config: { auth: 'public' },
+      schema: {
+        tags: ['dev'],
+        operationId: 'devSignIn',
+        summary: 'Sign in as a person of the CRM simulator: sets the session cookie (development only; not registered in production)',
+        body: signInBodySchema,
+        response: { 200: envelope(signInResultSchema) },
+      },
+    },
+    async (req, reply) => {
+      refuseCrossSite(req);
+      const person = demoPeople().find((p) => p.personId === req.body.personId);
+      if (!person) throw new AppError('NOT_FOUND', 'No such person in the CRM simulator');
+      const now = deps.clock.now();
+      const token = await mintToken(deps.config.AUTH_SECRET, { ...demoClaims(person), expiresIn: SESSION_SECONDS }, now);
+      reply.setCookie(cookieName, token, { ...cookieOptions(cookieName, req), maxAge: SESSION_SECONDS });
+      return ok(await decodeSessionToken(token, { secret: deps.config.AUTH_SECRET, cookieName, now, maxAgeSeconds: deps.config.AUTH_MAX_TOKEN_AGE_SECONDS }));
+    },
+  );
+
+  typed(app).post(
+    '/api/dev/sign-out',
+    {
+      config: { auth: 'public' },
+      schema: {
+        tags: ['dev'],
+        operationId: 'devSignOut',
+        summary: 'Clear the session cookie (development only; not registered in production)',
+        response: { 200: envelope(signOutResultSchema) },
+      },
+    },
+    async (req, reply) => {
+      refuseCrossSite(req);
+      reply.clearCookie(cookieName, cookieOptions(cookieName, req));
+      return ok({ signedOut: true as const });
     },
   );
 };

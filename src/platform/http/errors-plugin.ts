@@ -108,7 +108,12 @@ export function forClient(appErr: AppError, req: FastifyRequest): AppError {
 }
 
 /** Every error, ours or the framework's, leaves in the envelope; never with a stack. */
-export function registerErrorHandling(app: FastifyInstance) {
+export interface ErrorHandlingOptions {
+  /** Answers an unknown page path (the web app's client-side routes) before the 404; true when it did. */
+  pageFallback?: (req: FastifyRequest, reply: FastifyReply) => boolean;
+}
+
+export function registerErrorHandling(app: FastifyInstance, opts: ErrorHandlingOptions = {}) {
   app.setErrorHandler((err, req, reply) => {
     const appErr = forClient(toAppError(err as Error, req), req);
     if (appErr.status >= 500 && !(err instanceof AppError)) {
@@ -127,6 +132,7 @@ export function registerErrorHandling(app: FastifyInstance) {
       reply.header('allow', allow.join(', '));
       return sendError(reply, 405, 'METHOD_NOT_ALLOWED', `Method ${req.method} is not allowed on ${path}`, { allow });
     }
+    if (opts.pageFallback?.(req, reply)) return reply;
     return sendError(reply, 404, 'NOT_FOUND', `Route ${req.method} ${path} not found`);
   });
 }

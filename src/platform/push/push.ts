@@ -159,6 +159,11 @@ function tokenHint(token: string): string {
 
 /** A fresh VAPID key pair as env lines, what `lms vapid` prints. */
 export function vapidKeyLines(): string {
-  const { publicKey, privateKey } = webpush.generateVAPIDKeys();
+  const { publicKey, privateKey } = newVapidKeys();
   return `VAPID_PUBLIC_KEY=${publicKey}\nVAPID_PRIVATE_KEY=${privateKey}`;
+}
+
+/** A fresh VAPID key pair (base64url, as the config expects). */
+export function newVapidKeys(): { publicKey: string; privateKey: string } {
+  return webpush.generateVAPIDKeys();
 }
