@@ -243,9 +243,20 @@ describe('completion push', () => {
     expect(expectOk(await t.request('POST', '/api/sync/crm', { token: admin }))).toEqual({ pushed: 0, failed: 2, pending: 2 });
     expect((await outboxRow(a.row.id)).status).toBe('FAILED');
     t.crmSim.setFault(null);
-    expect(expectOk(await t.request('POST', '/api/sync/crm', { token: admin }))).toEqual({ pushed: 2, failed: 0, pending: 0 });
+    const second = await t.request('POST', '/api/sync/crm', { token: admin, headers: { 'x-request-id': 'sync-req-2' } });
+    expect(expectOk(second)).toEqual({ pushed: 2, failed: 0, pending: 0 });
     expect(pushesOf(a.course.id)).toHaveLength(1);
     expect(pushesOf(b.course.id)).toHaveLength(1);
+    // Both calls attempted pushes: each left one audit row with its counts, the second with its request id.
+    const log = expectOk(await t.request('GET', '/api/audit-log?action=sync.crm', { token: admin })) as Array<Record<string, any>>;
+    expect(log.map((r) => [r.targetType, r.targetId, r.actorId, r.after])).toEqual([
+      ['institution', 'inst_demo', 'u_demo_admin', { pushed: 2, failed: 0, pending: 0 }],
+      ['institution', 'inst_demo', 'u_demo_admin', { pushed: 0, failed: 2, pending: 2 }],
+    ]);
+    expect(log[0]!.requestId).toBe('sync-req-2');
+    // A call with nothing to push records nothing.
+    expect(expectOk(await t.request('POST', '/api/sync/crm', { token: admin }))).toEqual({ pushed: 0, failed: 0, pending: 0 });
+    expect(expectOk(await t.request('GET', '/api/audit-log?action=sync.crm', { token: admin }))).toHaveLength(2);
     // The queued retries find the rows sent and push nothing.
     t.clock.advance(3_600_000);
     await t.worker.drain();

@@ -15,12 +15,15 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags: ['sync'],
         operationId: 'syncCrm',
         summary: 'Push every pending or failed course completion of the institution to the CRM now (ADMIN)',
+        description:
+          'Answers how many completions this call sent, how many it attempted and failed, and how many are still not delivered. A call that attempted any push ' +
+          'writes one audit row, `sync.crm` on the institution, with those counts.',
         response: {
           200: envelope(syncResultSchema),
         },
       },
     },
-    async (req) => ok(await syncCompletions(serviceContext(deps, actorOf(req), req.log))),
+    async (req) => ok(await syncCompletions(serviceContext(deps, actorOf(req), req.log, req.id))),
   );
 };
 

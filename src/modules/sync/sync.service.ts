@@ -1,11 +1,12 @@
 import { and, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.js';
-import type { ServiceContext } from '../../platform/context.js';
+import { withTx, type ServiceContext } from '../../platform/context.js';
 import type { CompletionPush, CrmClient } from '../../platform/crm/types.js';
 import type { Db } from '../../platform/db/client.js';
 import { newId } from '../../platform/ids.js';
 import { enqueue } from '../../platform/queue/queue.js';
 import { requireAccess } from '../access/access.service.js';
+import { audit } from '../audit/audit.js';
 import { institutionSlug } from '../institutions/institutions.service.js';
 import { crmCompletions } from './sync.tables.js';
 import { byId, byIdForJob, inTenant } from '../../platform/db/tenancy.js';
@@ -98,5 +99,10 @@ export async function syncCompletions(ctx: ServiceContext) {
     .select({ pending: sql<number>`count(*)::int` })
     .from(crmCompletions)
     .where(and(inTenant(ctx, crmCompletions), inArray(crmCompletions.status, ['PENDING', 'FAILED'])));
+  // Each push commits on its own (the CRM call cannot join a transaction), so the audit row
+  // records the outcome afterwards; a call that attempted nothing records nothing.
+  if (pushed + failed > 0) {
+    await withTx(ctx, (tx) => audit(tx, { action: 'sync.crm', targetType: 'institution', targetId: ctx.institutionId, after: { pushed, failed, pending } }));
+  }
   return { pushed, failed, pending };
 }
