@@ -117,6 +117,41 @@ describe('compliance', () => {
     expectError(await t.request('POST', '/api/compliance/waive', { token: admin, body: { recordId: 'nope', reason: 'Missing' } }), 404, 'NOT_FOUND');
   });
 
+  it('a waiver covers one cycle: a recurring obligation comes back recurrenceMonths after the waiver; a one-off stays waived', async () => {
+    t.clock.set(START);
+    const WINDOW_MS = Date.parse(DUE) - Date.parse(START);
+    const { training: recurring } = await training({ recurrenceMonths: 6 });
+    const { training: once } = await training();
+    const recordOf = async (tr: { id: string }) => (await myRecords()).find((r: any) => r.trainingId === tr.id);
+    const waivedAt = '2026-03-10T00:00:00.000Z';
+    t.clock.set(waivedAt);
+    for (const tr of [recurring, once]) {
+      const record = await recordOf(tr);
+      expect(expectOk(await t.request('POST', '/api/compliance/waive', { token: admin, body: { recordId: record.id, reason: 'Exempt this year' } }))).toMatchObject({
+        status: 'WAIVED',
+        cycle: 1,
+      });
+    }
+    // Just before the waiver's six months are up: still waived.
+    t.clock.set('2026-09-09T23:00:00.000Z');
+    await sweepCompliance(t.deps);
+    expect(await recordOf(recurring)).toMatchObject({ cycle: 1, status: 'WAIVED' });
+    // Six months after the waiver the next cycle opens, due a full window later; the one-off training stays waived.
+    t.clock.set('2026-09-10T00:30:00.000Z');
+    await sweepCompliance(t.deps);
+    const due2 = new Date(Date.parse('2026-09-10T00:00:00.000Z') + WINDOW_MS).toISOString();
+    expect(await recordOf(recurring)).toMatchObject({ cycle: 2, status: 'ASSIGNED', assignedAt: '2026-09-10T00:00:00.000Z', dueAt: due2, waivedAt: null });
+    expect(await recordOf(once)).toMatchObject({ cycle: 1, status: 'WAIVED' });
+    // The sweep opens it once.
+    await sweepCompliance(t.deps);
+    const cycles = await t.db
+      .select()
+      .from(complianceRecords)
+      .where(and(eq(complianceRecords.trainingId, recurring.id), eq(complianceRecords.personId, DEMO_STUDENT_ID)));
+    expect(cycles.map((c) => c.cycle).sort()).toEqual([1, 2]);
+    t.clock.set(START);
+  });
+
   it('reminds once within 7 days of the due date and once when overdue, however often the sweep runs', async () => {
     t.clock.set(START);
     const { training: tr } = await training();

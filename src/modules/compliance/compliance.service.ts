@@ -544,7 +544,9 @@ async function assignNewcomers(deps: SweepDeps, attempt: Attempt): Promise<numbe
 /**
  * Recurrence: once a cycle's completion expires (`completed_at + recurrenceMonths`), the next
  * cycle opens then, due a full window later (the training's due date minus its creation), and
- * the learner's COMPLETED enrollment is reopened so the course can be completed again.
+ * the learner's COMPLETED enrollment is reopened so the course can be completed again. A waiver
+ * covers one cycle: a waived cycle that was never completed counts from the waiver, so the
+ * obligation comes back `recurrenceMonths` after it (a one-off training's waiver is final).
  */
 async function openNextCycles(deps: SweepDeps, attempt: Attempt): Promise<number> {
   const nowIso = deps.clock.now().toISOString();
@@ -553,8 +555,8 @@ async function openNextCycles(deps: SweepDeps, attempt: Attempt): Promise<number
     .from(complianceRecords)
     .innerJoin(complianceTrainings, sql`${complianceTrainings.institutionId} = ${complianceRecords.institutionId} and ${complianceTrainings.id} = ${complianceRecords.trainingId}`)
     .where(
-      sql`${complianceTrainings.recurrenceMonths} is not null and ${complianceRecords.completedAt} is not null and ${complianceRecords.waivedAt} is null
-        and ${complianceRecords.completedAt} + make_interval(months => ${complianceTrainings.recurrenceMonths}) <= ${nowIso}::timestamptz`,
+      sql`${complianceTrainings.recurrenceMonths} is not null
+        and coalesce(${complianceRecords.completedAt}, ${complianceRecords.waivedAt}) + make_interval(months => ${complianceTrainings.recurrenceMonths}) <= ${nowIso}::timestamptz`,
     );
   let reopened = 0;
   for (const { training } of due) {
@@ -566,13 +568,12 @@ async function openNextCycles(deps: SweepDeps, attempt: Attempt): Promise<number
           tx.db,
           sql`insert into ${complianceRecords} (institution_id, id, training_id, person_id, class_id, section_id, cycle, assigned_at, due_at, created_at, updated_at)
               select r.institution_id, r.id || '-c' || (r.cycle + 1), r.training_id, r.person_id, r.class_id, r.section_id, r.cycle + 1,
-                r.completed_at + make_interval(months => t.recurrence_months),
-                r.completed_at + make_interval(months => t.recurrence_months) + (t.due_date - t.created_at),
+                coalesce(r.completed_at, r.waived_at) + make_interval(months => t.recurrence_months),
+                coalesce(r.completed_at, r.waived_at) + make_interval(months => t.recurrence_months) + (t.due_date - t.created_at),
                 ${now}::timestamptz, ${now}::timestamptz
               from ${complianceRecords} r join ${complianceTrainings} t on t.institution_id = r.institution_id and t.id = r.training_id
               where r.institution_id = ${tx.institutionId} and r.training_id = ${training.id} and t.recurrence_months is not null
-                and r.completed_at is not null and r.waived_at is null
-                and r.completed_at + make_interval(months => t.recurrence_months) <= ${now}::timestamptz
+                and coalesce(r.completed_at, r.waived_at) + make_interval(months => t.recurrence_months) <= ${now}::timestamptz
                 and not exists (select 1 from ${complianceRecords} n where n.institution_id = r.institution_id and n.training_id = r.training_id and n.person_id = r.person_id and n.cycle > r.cycle)
               on conflict do nothing
               returning person_id, cycle`,
