@@ -9,7 +9,11 @@
  * stderr. Commands on stdin, one a line:
  *   reset   start a measurement window (CPU time, event-loop delay)
  *   stats   print `BENCH_STATS {…}`: the window's CPU time, event-loop delay and memory
+ *   profile-start          start the V8 CPU profiler (node:inspector)
+ *   profile-stop <file>    stop it, write the .cpuprofile to <file>, print `BENCH_PROFILE <file>`
  */
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
@@ -17,6 +21,7 @@ import Fastify from 'fastify';
 
 export const READY_PREFIX = 'BENCH_READY ';
 export const STATS_PREFIX = 'BENCH_STATS ';
+export const PROFILE_PREFIX = 'BENCH_PROFILE ';
 
 /** What the server reports for one measurement window. */
 export interface ServerStats {
@@ -47,7 +52,7 @@ export const TARGETS: Record<string, TargetStarter> = {
   /**
    * This service as `npm start` builds it (minus the worker): embedded PGlite in
    * BENCH_DATA_DIR (a temp directory bench/run.ts creates and removes), the CRM simulator
-   * on loopback, rate limits off, logging off.
+   * on loopback, rate limits on (in memory, never reached), logging off.
    */
   app: () => startApp(undefined),
 
@@ -78,7 +83,11 @@ async function startApp(databaseUrl: string | undefined): Promise<Started> {
     CRM_BASE_DOMAIN: sim.baseDomain,
     CRM_PROTOCOL: sim.protocol,
     CRM_API_KEY: sim.apiKey,
-    RATE_LIMIT_DISABLED: 'true',
+    // As in production: the limiter runs (in memory) on every /api request, with limits no
+    // bench reaches. BENCH_RATE_LIMITS=off takes it out, as bench runs before 2026-11-24 did.
+    ...(process.env.BENCH_RATE_LIMITS === 'off'
+      ? { RATE_LIMIT_DISABLED: 'true' }
+      : { RATE_LIMIT_READ: '1000000000', RATE_LIMIT_WRITE: '1000000000', RATE_LIMIT_XAPI: '1000000000' }),
     LOG_LEVEL: 'silent',
   });
   const deps = await createDeps(config, { log: { info: () => undefined, warn: console.warn, error: console.error } });
@@ -124,8 +133,26 @@ async function main() {
   const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
   const ms = (ns: number) => Math.round(ns / 1e4) / 100;
   const commands = createInterface({ input: process.stdin });
+  let profiler: Session | undefined;
   commands.on('line', (line) => {
-    if (line === 'reset') {
+    if (line === 'profile-start') {
+      profiler = new Session();
+      profiler.connect();
+      void profiler
+        .post('Profiler.enable')
+        .then(() => profiler!.post('Profiler.setSamplingInterval', { interval: 100 }))
+        .then(() => profiler!.post('Profiler.start'))
+        .then(() => process.stdout.write(`${PROFILE_PREFIX}started\n`));
+    } else if (line.startsWith('profile-stop ')) {
+      const file = line.slice('profile-stop '.length);
+      void profiler!
+        .post('Profiler.stop')
+        .then(({ profile }) => writeFile(file, JSON.stringify(profile)))
+        .then(() => {
+          profiler!.disconnect();
+          process.stdout.write(`${PROFILE_PREFIX}${file}\n`);
+        });
+    } else if (line === 'reset') {
       cpuStart = process.cpuUsage();
       loopDelay.reset();
     } else if (line === 'stats') {
