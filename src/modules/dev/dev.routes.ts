@@ -1,5 +1,4 @@
 import type { FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, ok } from '../../platform/http/envelope.js';
@@ -10,7 +9,7 @@ import { AppError } from '../../platform/http/errors.js';
 import { seedInstitution } from '../../dev/seed.js';
 import { seedScormPackages } from '../../dev/scorm-demo.js';
 import { demoClaims, demoPeople } from '../../dev/demo.js';
-import { demoPersonSchema, seedResultSchema, signInBodySchema, signInResultSchema, signOutResultSchema } from './dev.schemas.js';
+import { demoPeopleSchema, seedResultSchema, signInBodySchema, signInResultSchema, signOutResultSchema } from './dev.schemas.js';
 
 /** The dev session cookie lives as long as a demo token (30 days). */
 const SESSION_SECONDS = 30 * 24 * 3600;
@@ -67,7 +66,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags: ['dev'],
         operationId: 'devPeople',
         summary: 'The CRM simulator’s people one can sign in as (development only; not registered in production)',
-        response: { 200: envelope(z.array(demoPersonSchema)) },
+        response: { 200: envelope(demoPeopleSchema) },
       },
     },
     async () => ok(demoPeople()),

@@ -18,6 +18,7 @@ export const demoPersonSchema = z.object({
   institutionName: z.string(),
   detail: z.string().nullable().describe("a student's class and section, a parent's children"),
 });
+export const demoPeopleSchema = z.array(demoPersonSchema);
 
 export const signInBodySchema = z.object({
   personId: z.string().min(1).max(100).describe('a personId from GET /api/dev/people'),
