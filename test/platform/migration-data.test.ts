@@ -95,6 +95,12 @@ describe('migrations after 0000 keep existing rows', () => {
     for (const [table, columns] of before) expect(await rowsOf(table, columns), `${table} after 0001`).toEqual(snapshot.get(table));
     for (const tag of tags.slice(2)) await apply(db, tag);
     for (const [table, columns] of before) expect(await rowsOf(table, columns), `${table} after ${tags.at(-1)}`).toEqual(snapshot.get(table));
+    // 0018 counted the notes and bookmarks it found into each student's counter row.
+    const counts = await db.query(`select institution_id, id, notes, bookmarks from student_annotation_counts order by institution_id, id`);
+    expect(counts.rows).toEqual([
+      { institution_id: 'inst_a', id: 'stu_1', notes: 1, bookmarks: 1 },
+      { institution_id: 'inst_b', id: 'stu_1', notes: 1, bookmarks: 1 },
+    ]);
   });
 
   it('the composite keys hold on the kept rows: a cross-tenant reference is refused, deletes still cascade', async () => {
@@ -110,6 +116,8 @@ describe('migrations after 0000 keep existing rows', () => {
     await db.query(`delete from lessons where id = 'inst_a_les1'`);
     const left = await db.query<{ n: number }>(`select count(*)::int as n from lesson_notes where lesson_id = 'inst_a_les1'`);
     expect(left.rows[0]!.n).toBe(0);
+    const counter = await db.query(`select notes, bookmarks from student_annotation_counts where institution_id = 'inst_a' and id = 'stu_1'`);
+    expect(counter.rows).toEqual([{ notes: 0, bookmarks: 0 }]);
     // ON DELETE SET NULL keeps the row and clears only the reference (the institution stays).
     await db.query(`delete from lessons where id = 'inst_a_les2'`);
     const file = await db.query<{ institution_id: string; lesson_id: string | null; course_id: string | null }>(

@@ -1,4 +1,4 @@
-import { foreignKey, index, integer, pgTable, text, timestamp, unique } from 'drizzle-orm/pg-core';
+import { foreignKey, index, integer, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
 import { lessons } from '../courses/courses.tables.js';
 import { enrollments } from '../enrollments/enrollments.tables.js';
 
@@ -60,6 +60,27 @@ export const lessonBookmarks = pgTable(
     index('lesson_bookmarks_inst_student_created_idx').on(t.institutionId, t.studentId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     index('lesson_bookmarks_inst_student_lesson_idx').on(t.institutionId, t.studentId, t.lessonId, t.timestampSeconds, t.createdAt, t.id),
   ],
+);
+
+/**
+ * How many notes and bookmarks each student has: the unfiltered `meta.total` of GET /api/me/notes
+ * and /api/me/bookmarks, read as one row instead of counting the student's index entries on
+ * every page. Kept exact by statement-level triggers on lesson_notes and lesson_bookmarks
+ * (migration 0018), in the transaction of every insert and delete, including the deletes that
+ * cascade from a lesson, a course or an enrollment; never written by the services. A student
+ * with no row has none of either. `id` is the student's person id (the table is keyed like
+ * every tenant table).
+ */
+export const studentAnnotationCounts = pgTable(
+  'student_annotation_counts',
+  {
+    institutionId: text('institution_id').notNull(),
+    /** The student's person id. */
+    id: text('id').notNull(),
+    notes: integer('notes').notNull().default(0),
+    bookmarks: integer('bookmarks').notNull().default(0),
+  },
+  (t) => [primaryKey({ name: 'student_annotation_counts_pk', columns: [t.institutionId, t.id] })],
 );
 
 export type LessonNote = typeof lessonNotes.$inferSelect;
