@@ -9,7 +9,8 @@
  * nothing), split where drizzle-kit marks the breakpoints.
  */
 import { readFileSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import { createPglite } from '../../src/platform/db/client.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const DRIZZLE = new URL('../../drizzle/', import.meta.url);
@@ -65,7 +66,7 @@ async function rowsOf(table: string, columns: string[]) {
 }
 
 beforeAll(async () => {
-  db = await PGlite.create();
+  db = await createPglite();
   expect(tags[0]).toBe('0000_init');
   expect(tags[1]).toBe('0001_tenant_composite_keys');
   await apply(db, tags[0]!);
