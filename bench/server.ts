@@ -28,8 +28,13 @@ export interface ServerStats {
   /** User + system CPU time of the server process in the window. */
   cpuMs: number;
   eventLoopDelayMs: { p50: number; p99: number; max: number };
+  /** process.memoryUsage() at the end of the window: RSS, and the parts of it Node accounts for. */
   rssMiB: number;
+  heapTotalMiB: number;
   heapUsedMiB: number;
+  /** Memory of C++ objects bound to JS, including ArrayBuffers (PGlite's WASM memory is one). */
+  externalMiB: number;
+  arrayBuffersMiB: number;
 }
 
 interface Started {
@@ -61,6 +66,14 @@ export const TARGETS: Record<string, TargetStarter> = {
     const url = process.env.BENCH_DATABASE_URL;
     if (!url) throw new Error('BENCH_DATABASE_URL is not set');
     return startApp(url);
+  },
+
+  /** The hand-written floor of GET /api/me/notes (bench/floor.ts) on BENCH_DATABASE_URL. */
+  floor: async () => {
+    const url = process.env.BENCH_DATABASE_URL;
+    if (!url) throw new Error('BENCH_DATABASE_URL is not set');
+    const { startFloor } = await import('./floor.js');
+    return startFloor(url, process.env.BENCH_AUTH_SECRET!);
   },
 };
 
@@ -162,7 +175,10 @@ async function main() {
         cpuMs: Math.round((cpu.user + cpu.system) / 1000),
         eventLoopDelayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
         rssMiB: mib(mem.rss),
+        heapTotalMiB: mib(mem.heapTotal),
         heapUsedMiB: mib(mem.heapUsed),
+        externalMiB: mib(mem.external),
+        arrayBuffersMiB: mib(mem.arrayBuffers),
       };
       process.stdout.write(`${STATS_PREFIX}${JSON.stringify(stats)}\n`);
     }
