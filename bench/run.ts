@@ -24,7 +24,13 @@
  * and unread-count-pg: GET /api/notifications/unread-count for a student with 15,000
  * notification rows (5,000 notifications, a third unread) in a table of 1,000,000
  * (bench/inbox-scenario.ts; BENCH_INBOX_TOTAL changes the total). Only the data of the
- * scenarios BENCH_ONLY names is generated.
+ * scenarios BENCH_ONLY names is generated. Each notes scenario runs next to its hand-written
+ * floor (`floor-me-notes`, `floor-me-notes-search`: bench/floor.ts, a minimal Fastify + pg +
+ * fast-jwt server running the page query and the exact count on the same data), and the table
+ * gives our route's req/s as a ratio to the floor's (× floor) next to the ratio to bare Fastify.
+ *
+ * Memory: each target's process.memoryUsage() (RSS, V8 heap, external, ArrayBuffers) is taken
+ * once all targets have started (idle) and at the end of every measured run (under load).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -64,6 +70,8 @@ interface Scenario {
   expectStatus?: number;
   /** A look at one response before the run; return a message when it is wrong. */
   check?: (body: any) => string | undefined;
+  /** The scenario of the hand-written floor (bench/floor.ts) doing the same work: reported as × floor. */
+  floor?: string;
 }
 
 const BASELINE = 'hello-world';
@@ -249,6 +257,9 @@ interface Summary {
   /** Lowest and highest req/s of the rounds. */
   requestsPerSecRange: [number, number];
   ratioToBaseline?: Figures;
+  /** With a floor scenario: this scenario's req/s and p50 as ratios to the floor's (req/s: higher is better). */
+  floor?: string;
+  ratioToFloor?: { requestsPerSec: number; p50Ms: number };
   errors: number;
   runs: RunResult[];
 }
@@ -373,6 +384,7 @@ function summarize(p: Prepared, runs: RunResult[]): Summary {
       serverCpuUsPerRequest: round(median(runs.map((r) => r.server.cpuUsPerRequest)), 1),
     },
     requestsPerSecRange: [Math.min(...rps), Math.max(...rps)],
+    floor: p.scenario.floor,
     errors: runs.reduce((n, r) => n + r.errors + r.timeouts + r.unexpectedStatus, 0),
     runs,
   };
@@ -411,18 +423,20 @@ async function machine() {
 function table(results: Summary[]): string {
   const x = (n: number | undefined) => (n === undefined ? '—' : n.toFixed(2));
   const rows = [
-    ['scenario', 'req/s', '(range)', '× base', 'p50 ms', '× base', 'p99 ms', '× base', 'server CPU µs/req', '× base', 'failed'],
+    ['scenario', 'req/s', '(range)', '× base', '× floor', 'p50 ms', '× base', 'p99 ms', '× base', 'server CPU µs/req', '× base', 'RSS MiB', 'failed'],
     ...results.map((r) => [
       r.name,
       r.median.requestsPerSec.toFixed(0),
       `${r.requestsPerSecRange[0].toFixed(0)}–${r.requestsPerSecRange[1].toFixed(0)}`,
       x(r.ratioToBaseline?.requestsPerSec),
+      x(r.ratioToFloor?.requestsPerSec),
       r.median.p50Ms.toFixed(2),
       x(r.ratioToBaseline?.p50Ms),
       r.median.p99Ms.toFixed(2),
       x(r.ratioToBaseline?.p99Ms),
       r.median.serverCpuUsPerRequest.toFixed(0),
       x(r.ratioToBaseline?.serverCpuUsPerRequest),
+      Math.max(...r.runs.map((run) => run.server.rssMiB)).toFixed(0),
       String(r.errors),
     ]),
   ];
@@ -431,6 +445,16 @@ function table(results: Summary[]): string {
   const sep = `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`;
   return [line(rows[0]!), sep, ...rows.slice(1).map(line)].join('\n');
 }
+
+/** process.memoryUsage() in words; on the PGlite target, PGlite's WASM memory is one of the ArrayBuffers. */
+const memoryLine = (m: ServerStats | undefined) =>
+  m ? `RSS ${m.rssMiB} MiB, of which V8 heap ${m.heapTotalMiB} (used ${m.heapUsedMiB}), external ${m.externalMiB} (ArrayBuffers ${m.arrayBuffersMiB})` : '—';
+/** The server stats of the last run of a target's last scenario. */
+const lastMemory = (summaries: Summary[], target: string) =>
+  summaries
+    .filter((s) => s.target === target)
+    .at(-1)
+    ?.runs.at(-1)?.server;
 
 const wanted = (name: string) => !ONLY || ONLY.has(name);
 
@@ -449,15 +473,14 @@ async function addPostgresScenarios() {
         `(${notes.notes.studentMatchingSearch} matching "${notes.searchWord}"), generated in ${notes.generationSeconds} s`,
     );
     for (const r of notes.requests) {
+      const floor = `floor-${r.name}`;
+      const common = { method: r.method, path: r.path, expectStatus: r.expectStatus, headers: (ctx: ScenarioContext) => ctx.bearer(r.actor), check: r.check };
+      SCENARIOS.push({ ...common, name: r.name, description: r.description, target: 'app-pg', floor });
       SCENARIOS.push({
-        name: r.name,
-        description: r.description,
-        target: 'app-pg',
-        method: r.method,
-        path: r.path,
-        expectStatus: r.expectStatus,
-        headers: (ctx) => ctx.bearer(r.actor),
-        check: r.check,
+        ...common,
+        name: floor,
+        description: `hand-written floor (bench/floor.ts: Fastify + pg + fast-jwt, page and exact count): ${r.description}`,
+        target: 'floor',
       });
     }
   }
@@ -481,7 +504,8 @@ async function addPostgresScenarios() {
 
 async function main() {
   if (!ONLY || [...ONLY].some((n) => n.startsWith('me-notes') || n.endsWith('-pg'))) await addPostgresScenarios();
-  const scenarios = SCENARIOS.filter((s) => s.name === BASELINE || !ONLY || ONLY.has(s.name));
+  const floorsWanted = new Set(SCENARIOS.filter((s) => ONLY?.has(s.name) && s.floor).map((s) => s.floor!));
+  const scenarios = SCENARIOS.filter((s) => s.name === BASELINE || !ONLY || ONLY.has(s.name) || floorsWanted.has(s.name));
   if (ONLY) {
     const unknown = [...ONLY].filter((n) => !SCENARIOS.some((s) => s.name === n));
     if (unknown.length > 0) throw new Error(`unknown scenario(s): ${unknown.join(', ')}`);
@@ -508,6 +532,7 @@ async function main() {
   // rounds can interleave scenarios of different targets.
   const targets = [...new Set(scenarios.map((s) => s.target))];
   const servers = new Map<string, RunningServer>();
+  const idleMemory: Record<string, ServerStats> = {};
   const dataDirs: string[] = [];
   let summaries: Summary[];
   try {
@@ -520,6 +545,8 @@ async function main() {
       servers.set(target, server);
       console.log(`ready at ${server.url} in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
     }
+    // Idle memory: every server started (and migrated), none has taken a request yet.
+    for (const [target, server] of servers) idleMemory[target] = await server.stats();
     const prepared: Prepared[] = [];
     for (const scenario of scenarios) prepared.push(await prepare(scenario, servers.get(scenario.target)!, ctx));
     console.log('warming up…');
@@ -554,6 +581,10 @@ async function main() {
       serverCpuUsPerRequest: round(r.median.serverCpuUsPerRequest / base.serverCpuUsPerRequest, 3),
     };
   }
+  for (const r of summaries) {
+    const floor = r.floor ? summaries.find((f) => f.name === r.floor)?.median : undefined;
+    if (floor) r.ratioToFloor = { requestsPerSec: round(r.median.requestsPerSec / floor.requestsPerSec, 3), p50Ms: round(r.median.p50Ms / floor.p50Ms, 3) };
+  }
   const valid = summaries.every((r) => r.errors === 0);
   const loadAverageAtEnd = os.loadavg().map((n) => round(n, 2));
   const allRuns = summaries.flatMap((r) => r.runs);
@@ -562,6 +593,9 @@ async function main() {
 
   console.log(`\nmedian of ${ROUNDS} rounds:\n\n${table(summaries)}\n`);
   console.log('× base: the ratio to the bare Fastify hello-world baseline (req/s: higher is better; latency and CPU: lower is better).');
+  console.log('× floor: req/s as a ratio to the hand-written floor of the same route on the same data (bench/floor.ts; higher is better). RSS: the highest of the rounds.');
+  for (const [target, m] of Object.entries(idleMemory))
+    console.log(`memory of ${target}: idle ${memoryLine(m)}; under load (last round) ${memoryLine(lastMemory(summaries, target))}`);
   console.log(`load average at start ${info.loadAverageAtStart.join(' ')}, at end ${loadAverageAtEnd.join(' ')}`);
   if (stallShare > 0.02) {
     console.warn(
@@ -584,6 +618,7 @@ async function main() {
     },
     machine: { ...info, loadAverageAtEnd, loadGeneratorStallShare: stallShare },
     baseline: BASELINE,
+    idleMemory,
     valid,
     results: summaries,
   };

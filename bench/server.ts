@@ -9,7 +9,11 @@
  * stderr. Commands on stdin, one a line:
  *   reset   start a measurement window (CPU time, event-loop delay)
  *   stats   print `BENCH_STATS {…}`: the window's CPU time, event-loop delay and memory
+ *   profile-start          start the V8 CPU profiler (node:inspector)
+ *   profile-stop <file>    stop it, write the .cpuprofile to <file>, print `BENCH_PROFILE <file>`
  */
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
@@ -17,14 +21,20 @@ import Fastify from 'fastify';
 
 export const READY_PREFIX = 'BENCH_READY ';
 export const STATS_PREFIX = 'BENCH_STATS ';
+export const PROFILE_PREFIX = 'BENCH_PROFILE ';
 
 /** What the server reports for one measurement window. */
 export interface ServerStats {
   /** User + system CPU time of the server process in the window. */
   cpuMs: number;
   eventLoopDelayMs: { p50: number; p99: number; max: number };
+  /** process.memoryUsage() at the end of the window: RSS, and the parts of it Node accounts for. */
   rssMiB: number;
+  heapTotalMiB: number;
   heapUsedMiB: number;
+  /** Memory of C++ objects bound to JS, including ArrayBuffers (PGlite's WASM memory is one). */
+  externalMiB: number;
+  arrayBuffersMiB: number;
 }
 
 interface Started {
@@ -47,7 +57,7 @@ export const TARGETS: Record<string, TargetStarter> = {
   /**
    * This service as `npm start` builds it (minus the worker): embedded PGlite in
    * BENCH_DATA_DIR (a temp directory bench/run.ts creates and removes), the CRM simulator
-   * on loopback, rate limits off, logging off.
+   * on loopback, rate limits on (in memory, never reached), logging off.
    */
   app: () => startApp(undefined),
 
@@ -56,6 +66,14 @@ export const TARGETS: Record<string, TargetStarter> = {
     const url = process.env.BENCH_DATABASE_URL;
     if (!url) throw new Error('BENCH_DATABASE_URL is not set');
     return startApp(url);
+  },
+
+  /** The hand-written floor of GET /api/me/notes (bench/floor.ts) on BENCH_DATABASE_URL. */
+  floor: async () => {
+    const url = process.env.BENCH_DATABASE_URL;
+    if (!url) throw new Error('BENCH_DATABASE_URL is not set');
+    const { startFloor } = await import('./floor.js');
+    return startFloor(url, process.env.BENCH_AUTH_SECRET!);
   },
 };
 
@@ -78,7 +96,11 @@ async function startApp(databaseUrl: string | undefined): Promise<Started> {
     CRM_BASE_DOMAIN: sim.baseDomain,
     CRM_PROTOCOL: sim.protocol,
     CRM_API_KEY: sim.apiKey,
-    RATE_LIMIT_DISABLED: 'true',
+    // As in production: the limiter runs (in memory) on every /api request, with limits no
+    // bench reaches. BENCH_RATE_LIMITS=off takes it out, as bench runs before 2026-11-24 did.
+    ...(process.env.BENCH_RATE_LIMITS === 'off'
+      ? { RATE_LIMIT_DISABLED: 'true' }
+      : { RATE_LIMIT_READ: '1000000000', RATE_LIMIT_WRITE: '1000000000', RATE_LIMIT_XAPI: '1000000000' }),
     LOG_LEVEL: 'silent',
   });
   const deps = await createDeps(config, { log: { info: () => undefined, warn: console.warn, error: console.error } });
@@ -124,8 +146,26 @@ async function main() {
   const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
   const ms = (ns: number) => Math.round(ns / 1e4) / 100;
   const commands = createInterface({ input: process.stdin });
+  let profiler: Session | undefined;
   commands.on('line', (line) => {
-    if (line === 'reset') {
+    if (line === 'profile-start') {
+      profiler = new Session();
+      profiler.connect();
+      void profiler
+        .post('Profiler.enable')
+        .then(() => profiler!.post('Profiler.setSamplingInterval', { interval: 100 }))
+        .then(() => profiler!.post('Profiler.start'))
+        .then(() => process.stdout.write(`${PROFILE_PREFIX}started\n`));
+    } else if (line.startsWith('profile-stop ')) {
+      const file = line.slice('profile-stop '.length);
+      void profiler!
+        .post('Profiler.stop')
+        .then(({ profile }) => writeFile(file, JSON.stringify(profile)))
+        .then(() => {
+          profiler!.disconnect();
+          process.stdout.write(`${PROFILE_PREFIX}${file}\n`);
+        });
+    } else if (line === 'reset') {
       cpuStart = process.cpuUsage();
       loopDelay.reset();
     } else if (line === 'stats') {
@@ -135,7 +175,10 @@ async function main() {
         cpuMs: Math.round((cpu.user + cpu.system) / 1000),
         eventLoopDelayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
         rssMiB: mib(mem.rss),
+        heapTotalMiB: mib(mem.heapTotal),
         heapUsedMiB: mib(mem.heapUsed),
+        externalMiB: mib(mem.external),
+        arrayBuffersMiB: mib(mem.arrayBuffers),
       };
       process.stdout.write(`${STATS_PREFIX}${JSON.stringify(stats)}\n`);
     }

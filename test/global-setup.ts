@@ -1,14 +1,13 @@
 import { mkdir, writeFile } from 'node:fs/promises';
-import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { openDatabase } from '../src/platform/db/client.js';
+import { createPglite, openDatabase } from '../src/platform/db/client.js';
 import { PG_TEMPLATE_DB, TEMPLATE_DUMP, withDatabase } from './helpers/database.js';
 
 /** Migrate once per run; every test app then starts from a copy of the migrated database. */
 export default async function setup() {
   const url = process.env.DATABASE_URL;
   if (!url) {
-    const pglite = await PGlite.create();
+    const pglite = await createPglite();
     const database = await openDatabase({ pglite });
     await database.migrate();
     const dump = await pglite.dumpDataDir('gzip');

@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { openDatabase, type Database } from '../../src/platform/db/client.js';
+import { createPglite, openDatabase, type Database } from '../../src/platform/db/client.js';
 import { newId } from '../../src/platform/ids.js';
 
 export const TEMPLATE_DUMP = '.test-data/pglite-template.tar.gz';
@@ -24,7 +23,7 @@ export async function freshDatabase(): Promise<Database> {
   const url = process.env.DATABASE_URL;
   if (!url) {
     const dump = await readFile(TEMPLATE_DUMP);
-    const pglite = await PGlite.create({ loadDataDir: new Blob([dump]) });
+    const pglite = await createPglite({ loadDataDir: new Blob([dump]) });
     return openDatabase({ pglite });
   }
   const name = `lms_test_${newId().replace(/-/g, '')}`;

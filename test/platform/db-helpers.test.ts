@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import { rawRows, type Database } from '../../src/platform/db/client.js';
+import { PLAN_CACHE_MODE, rawRows, type Database } from '../../src/platform/db/client.js';
 import { byIdForJob, inTenantAs } from '../../src/platform/db/tenancy.js';
 import { lessonNotes } from '../../src/modules/notes/notes.tables.js';
 import { isUniqueViolation } from '../../src/platform/db/errors.js';
@@ -15,6 +15,15 @@ beforeAll(async () => {
   await database.db.execute(sql`create table conv_t (a text constraint conv_t_a_key unique, b text constraint conv_t_b_key unique)`);
 });
 afterAll(() => database.close());
+
+describe('database sessions', () => {
+  it("plan named statements with each call's values (force_custom_plan), on every connection", async () => {
+    // Several at once, so a PostgreSQL pool answers from more than one connection.
+    const answers = await Promise.all(Array.from({ length: 6 }, () => rawRows<{ plan_cache_mode: string }>(database.db, sql`show plan_cache_mode`)));
+    expect(answers.map((rows) => rows[0]?.plan_cache_mode)).toEqual(Array(6).fill(PLAN_CACHE_MODE));
+    expect(PLAN_CACHE_MODE).toBe('force_custom_plan');
+  });
+});
 
 describe('isUniqueViolation', () => {
   it("recognises a real unique violation, through Drizzle's wrapping, and by constraint name", async () => {

@@ -63,4 +63,14 @@ describe('log redaction', () => {
     expect(log).not.toContain(SECRET_VALUE);
     expect(log).not.toContain('inst_dup');
   });
+
+  it('logs one line per request, when it ends: method, URL, status and time', async () => {
+    lines = [];
+    const res = await app.inject({ method: 'GET', url: '/healthz?probe=1', headers: { 'x-request-id': 'req-log-1' } });
+    expect(res.statusCode).toBe(200);
+    const entries = lines.map((l) => JSON.parse(l)).filter((e) => e.reqId === 'req-log-1');
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ level: 30, msg: 'request completed', req: { method: 'GET', url: '/healthz?probe=1' }, res: { statusCode: 200 } });
+    expect(entries[0].responseTime).toBeGreaterThanOrEqual(0);
+  });
 });

@@ -9,7 +9,8 @@
  * nothing), split where drizzle-kit marks the breakpoints.
  */
 import { readFileSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import { createPglite } from '../../src/platform/db/client.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const DRIZZLE = new URL('../../drizzle/', import.meta.url);
@@ -65,7 +66,7 @@ async function rowsOf(table: string, columns: string[]) {
 }
 
 beforeAll(async () => {
-  db = await PGlite.create();
+  db = await createPglite();
   expect(tags[0]).toBe('0000_init');
   expect(tags[1]).toBe('0001_tenant_composite_keys');
   await apply(db, tags[0]!);
@@ -95,6 +96,12 @@ describe('migrations after 0000 keep existing rows', () => {
     for (const [table, columns] of before) expect(await rowsOf(table, columns), `${table} after 0001`).toEqual(snapshot.get(table));
     for (const tag of tags.slice(2)) await apply(db, tag);
     for (const [table, columns] of before) expect(await rowsOf(table, columns), `${table} after ${tags.at(-1)}`).toEqual(snapshot.get(table));
+    // 0018 counted the notes and bookmarks it found into each student's counter row.
+    const counts = await db.query(`select institution_id, id, notes, bookmarks from student_annotation_counts order by institution_id, id`);
+    expect(counts.rows).toEqual([
+      { institution_id: 'inst_a', id: 'stu_1', notes: 1, bookmarks: 1 },
+      { institution_id: 'inst_b', id: 'stu_1', notes: 1, bookmarks: 1 },
+    ]);
   });
 
   it('the composite keys hold on the kept rows: a cross-tenant reference is refused, deletes still cascade', async () => {
@@ -110,6 +117,8 @@ describe('migrations after 0000 keep existing rows', () => {
     await db.query(`delete from lessons where id = 'inst_a_les1'`);
     const left = await db.query<{ n: number }>(`select count(*)::int as n from lesson_notes where lesson_id = 'inst_a_les1'`);
     expect(left.rows[0]!.n).toBe(0);
+    const counter = await db.query(`select notes, bookmarks from student_annotation_counts where institution_id = 'inst_a' and id = 'stu_1'`);
+    expect(counter.rows).toEqual([{ notes: 0, bookmarks: 0 }]);
     // ON DELETE SET NULL keeps the row and clears only the reference (the institution stays).
     await db.query(`delete from lessons where id = 'inst_a_les2'`);
     const file = await db.query<{ institution_id: string; lesson_id: string | null; course_id: string | null }>(

@@ -61,4 +61,30 @@ describe('token lifetime', () => {
     const long = await authJsEncode({ token: { ...claims }, secret: SECRET, salt: COOKIE, maxAge: 30 * DAY });
     expectError(await t.request('GET', '/api/certificates', { headers: { cookie: `${COOKIE}=${long}` } }), 401, 'AUTH_REQUIRED');
   });
+
+  it('re-checks the time on every request, also for a token that was accepted before (verified tokens are cached)', async () => {
+    t.clock.set(new Date('2031-06-01T00:00:00Z'));
+    const token = await hs256({ iat: now(), exp: now() + 3600 });
+    expect(expectOk(await whoami(token))).toMatchObject({ personId: 'c_demo_stu_01' });
+    expect((await me(token)).status).toBe(200);
+    t.clock.set(new Date('2031-06-01T01:00:00Z')); // exactly exp
+    expectError(await me(token), 401, 'AUTH_REQUIRED');
+    expect(expectOk(await whoami(token))).toBeNull();
+    // Back before exp (a clock that moved back): accepted again, so nothing was remembered as refused.
+    t.clock.set(new Date('2031-06-01T00:30:00Z'));
+    expect((await me(token)).status).toBe(200);
+  });
+
+  it('refuses a token before its nbf, and accepts it from then on', async () => {
+    t.clock.set(new Date('2031-07-01T00:00:00Z'));
+    const token = await new SignJWT({ ...claims })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuedAt(now())
+      .setNotBefore(now() + 600)
+      .setExpirationTime(now() + DAY)
+      .sign(new TextEncoder().encode(SECRET));
+    expectError(await me(token), 401, 'AUTH_REQUIRED');
+    t.clock.set(new Date('2031-07-01T00:10:00Z'));
+    expect((await me(token)).status).toBe(200);
+  });
 });

@@ -8,7 +8,7 @@ import type { PageMeta } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { courses, lessons, type Lesson } from '../courses/courses.tables.js';
 import { requireAccess } from '../access/access.service.js';
-import { lessonBookmarks, lessonNotes, type LessonBookmark, type LessonNote } from './notes.tables.js';
+import { lessonBookmarks, lessonNotes, studentAnnotationCounts, type LessonBookmark, type LessonNote } from './notes.tables.js';
 import type { BookmarkDto, CreateBookmarkInput, CreateNoteInput, MyBookmarkRow, MyListQuery, MyNoteRow, NoteDto, UpdateBookmarkInput, UpdateNoteInput } from './notes.schemas.js';
 import { inTenant, sameTenantRef } from '../../platform/db/tenancy.js';
 
@@ -190,49 +190,109 @@ const enrichmentColumns = {
   courseTitle: courses.title,
 };
 
-/**
- * The caller's notes across lessons, updatedAt desc (tie: id desc), with lesson and course.
- * One query for the page (joined with lessons and courses) and one for the count (no join: the
- * courseId filter is a `lesson_id in (lessons of the course)` subquery).
- *
- * Search is `content ILIKE '%…%'` with wildcards escaped. It is served by
- * lesson_notes_inst_student_updated_idx, which bounds the scan to the caller's own rows (10,000
- * for a heavy user) instead of a pg_trgm index, which PGlite would need as an extra extension.
- */
-export async function listMyNotes(ctx: ServiceContext, query: MyListQuery): Promise<{ rows: MyNoteRow[]; meta: PageMeta }> {
-  const page = toPage(query, MY_LIST_DEFAULT_PAGE_SIZE);
-  const filters: Array<SQL | undefined> = [ownNotes(ctx)];
-  if (query.courseId !== undefined) filters.push(inArray(lessonNotes.lessonId, lessonIdsOfCourse(ctx, query.courseId)));
-  if (query.search !== undefined) filters.push(sql`${lessonNotes.content} ilike ${containsPattern(query.search)} escape '\\'`);
-  const where = and(...filters);
+/** The caller's counter row (student_annotation_counts): the unfiltered totals. */
+const ownCounts = (ctx: ServiceContext) => and(inTenant(ctx, studentAnnotationCounts), eq(studentAnnotationCounts.id, ctx.actor.personId));
 
-  const rowsQuery = ctx.db
-    .select({
-      id: lessonNotes.id,
-      lessonId: lessonNotes.lessonId,
-      content: lessonNotes.content,
-      timestampSeconds: lessonNotes.timestampSeconds,
-      createdAt: lessonNotes.createdAt,
-      updatedAt: lessonNotes.updatedAt,
-      ...enrichmentColumns,
-    })
+/** The caller's unfiltered totals from the counter row (none: 0 and 0). */
+async function annotationCounts(ctx: ServiceContext): Promise<{ notes: number; bookmarks: number }> {
+  const [row] = await ctx.db.select({ notes: studentAnnotationCounts.notes, bookmarks: studentAnnotationCounts.bookmarks }).from(studentAnnotationCounts).where(ownCounts(ctx));
+  return row ?? { notes: 0, bookmarks: 0 };
+}
+
+const noteRowColumns = {
+  id: lessonNotes.id,
+  lessonId: lessonNotes.lessonId,
+  content: lessonNotes.content,
+  timestampSeconds: lessonNotes.timestampSeconds,
+  createdAt: lessonNotes.createdAt,
+  updatedAt: lessonNotes.updatedAt,
+  ...enrichmentColumns,
+};
+
+/** A page of notes, newest change first, joined with lesson and course (`where` bounds it to the caller). */
+const notesPage = (db: ServiceContext['db'], where: SQL | undefined, limit: number | ReturnType<typeof sql.placeholder>, offset: number | ReturnType<typeof sql.placeholder>) =>
+  db
+    .select(noteRowColumns)
     .from(lessonNotes)
     .innerJoin(lessons, sameTenantRef(lessonNotes.lessonId, lessonNotes.institutionId, lessons))
     .innerJoin(courses, courseJoin)
     .where(where)
     .orderBy(desc(lessonNotes.updatedAt), desc(lessonNotes.id))
-    .limit(page.perPage)
-    .offset(pageOffset(page));
-  const countQuery = ctx.db.select({ total: count() }).from(lessonNotes).where(where);
+    .limit(limit)
+    .offset(offset);
 
-  const [rows, [counted]] = await Promise.all([rowsQuery, countQuery]);
-  return {
-    rows: rows.map((r) => ({ ...r, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt) })),
-    meta: pageMeta(page, counted?.total ?? 0),
-  };
+/**
+ * The unfiltered page with the caller's counter as a column: one prepared statement per database
+ * handle (no query building per request; PostgreSQL parses and plans it once per connection),
+ * one round trip. A page with no rows carries no total: the counter is read on its own then.
+ */
+const prepareMyNotesPage = (db: ServiceContext['db']) => {
+  const institutionId = sql.placeholder('institutionId');
+  const studentId = sql.placeholder('studentId');
+  const total = db
+    .select({ notes: studentAnnotationCounts.notes })
+    .from(studentAnnotationCounts)
+    .where(and(eq(studentAnnotationCounts.institutionId, institutionId), eq(studentAnnotationCounts.id, studentId)));
+  return db
+    .select({ ...noteRowColumns, total: sql<number>`(${total})`.mapWith(Number) })
+    .from(lessonNotes)
+    .innerJoin(lessons, sameTenantRef(lessonNotes.lessonId, lessonNotes.institutionId, lessons))
+    .innerJoin(courses, courseJoin)
+    .where(and(eq(lessonNotes.institutionId, institutionId), eq(lessonNotes.studentId, studentId)))
+    .orderBy(desc(lessonNotes.updatedAt), desc(lessonNotes.id))
+    .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'))
+    .prepare('notes_my_page');
+};
+const preparedMyNotesPages = new WeakMap<object, ReturnType<typeof prepareMyNotesPage>>();
+
+/**
+ * The caller's notes across lessons, updatedAt desc (tie: id desc), with lesson and course.
+ *
+ * Unfiltered, `meta.total` is the caller's counter row (student_annotation_counts, kept by
+ * triggers), read in the page query: the cost does not grow with the caller's notes. Filtered,
+ * the total is counted: the courseId filter is a `lesson_id in (lessons of the course)`
+ * subquery over lesson_notes_inst_student_lesson_idx (bounded by the caller's notes in that
+ * course); search is `content ILIKE '%…%'` with wildcards escaped.
+ */
+export async function listMyNotes(ctx: ServiceContext, query: MyListQuery): Promise<{ rows: MyNoteRow[]; meta: PageMeta }> {
+  const page = toPage(query, MY_LIST_DEFAULT_PAGE_SIZE);
+  const toRow = (r: Omit<MyNoteRow, 'createdAt' | 'updatedAt'> & { createdAt: Date; updatedAt: Date }): MyNoteRow => ({
+    id: r.id,
+    lessonId: r.lessonId,
+    content: r.content,
+    timestampSeconds: r.timestampSeconds,
+    createdAt: iso(r.createdAt),
+    updatedAt: iso(r.updatedAt),
+    lessonTitle: r.lessonTitle,
+    lessonType: r.lessonType,
+    courseId: r.courseId,
+    courseTitle: r.courseTitle,
+  });
+
+  if (query.courseId === undefined && query.search === undefined) {
+    let prepared = preparedMyNotesPages.get(ctx.db);
+    if (!prepared) {
+      prepared = prepareMyNotesPage(ctx.db);
+      preparedMyNotesPages.set(ctx.db, prepared);
+    }
+    const rows = await prepared.execute({ institutionId: ctx.institutionId, studentId: ctx.actor.personId, limit: page.perPage, offset: pageOffset(page) });
+    const total = rows.length > 0 ? (rows[0]!.total ?? 0) : (await annotationCounts(ctx)).notes;
+    return { rows: rows.map(toRow), meta: pageMeta(page, total) };
+  }
+
+  const filters: Array<SQL | undefined> = [ownNotes(ctx)];
+  if (query.courseId !== undefined) filters.push(inArray(lessonNotes.lessonId, lessonIdsOfCourse(ctx, query.courseId)));
+  if (query.search !== undefined) filters.push(sql`${lessonNotes.content} ilike ${containsPattern(query.search)} escape '\\'`);
+  const where = and(...filters);
+  const [rows, [counted]] = await Promise.all([notesPage(ctx.db, where, page.perPage, pageOffset(page)), ctx.db.select({ total: count() }).from(lessonNotes).where(where)]);
+  return { rows: rows.map(toRow), meta: pageMeta(page, counted?.total ?? 0) };
 }
 
-/** The caller's bookmarks across lessons, createdAt desc (tie: id desc); search matches the label. */
+/**
+ * The caller's bookmarks across lessons, createdAt desc (tie: id desc); search matches the label.
+ * Totals as in `listMyNotes`: the counter row unfiltered, counted when filtered.
+ */
 export async function listMyBookmarks(ctx: ServiceContext, query: MyListQuery): Promise<{ rows: MyBookmarkRow[]; meta: PageMeta }> {
   const page = toPage(query, MY_LIST_DEFAULT_PAGE_SIZE);
   const filters: Array<SQL | undefined> = [ownBookmarks(ctx)];
@@ -257,15 +317,23 @@ export async function listMyBookmarks(ctx: ServiceContext, query: MyListQuery): 
     .orderBy(desc(lessonBookmarks.createdAt), desc(lessonBookmarks.id))
     .limit(page.perPage)
     .offset(pageOffset(page));
-  const countQuery = ctx.db.select({ total: count() }).from(lessonBookmarks).where(where);
+  // Unfiltered, the total is the caller's counter row; filtered, it is counted.
+  const filtered = query.courseId !== undefined || query.search !== undefined;
+  const totalQuery = filtered
+    ? ctx.db
+        .select({ total: count() })
+        .from(lessonBookmarks)
+        .where(where)
+        .then(([counted]) => counted?.total ?? 0)
+    : annotationCounts(ctx).then((c) => c.bookmarks);
 
-  const [rows, [counted]] = await Promise.all([rowsQuery, countQuery]);
+  const [rows, total] = await Promise.all([rowsQuery, totalQuery]);
   return {
     rows: rows.map((r) => ({
       ...r,
       createdAt: iso(r.createdAt),
       timestampLabel: formatTimestampLabel(r.timestampSeconds),
     })),
-    meta: pageMeta(page, counted?.total ?? 0),
+    meta: pageMeta(page, total),
   };
 }

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { AppError } from '../http/errors.js';
 import type { AuthMode } from '../http/types.js';
 import type { Deps } from '../context.js';
-import { decodeSessionToken, TokenError, type Session } from './tokens.js';
+import { createSessionDecoder, TokenError, type Session } from './tokens.js';
 import { verifyCronAuthorization } from './signatures.js';
 
 /** Read the session cookie, joining `name.0`, `name.1`, … when it arrived split. */
@@ -53,12 +53,6 @@ function crossSiteWrite(req: FastifyRequest, allowed: Set<string>): boolean {
   return false;
 }
 
-export function authModeOf(req: FastifyRequest): AuthMode {
-  const configured = req.routeOptions.config?.auth;
-  if (configured) return configured;
-  return (req.routeOptions.url ?? '').startsWith('/api/') ? 'session' : 'public';
-}
-
 const INSTITUTION_ID_KEY = 'institutionId';
 
 /**
@@ -104,9 +98,25 @@ export function assertSessionTenant(req: FastifyRequest, value: unknown) {
   }
 }
 
+/** The auth mode of a route: its `config.auth`, else `session` under /api and `public` elsewhere. */
+export function routeAuthMode(url: string, config: { auth?: AuthMode } | undefined): AuthMode {
+  return config?.auth ?? (url.startsWith('/api/') ? 'session' : 'public');
+}
+
+type HookList<T> = T | T[] | undefined;
+/** A route option's hooks with `hook` first (route hooks run after the app's global ones). */
+function withFirst<T>(hooks: HookList<T>, hook: T): T[] {
+  return [hook, ...(hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks])];
+}
+
 /**
  * Authentication (DESIGN.md §4): session cookie or bearer on /api routes; cron bearer on cron
  * routes; nothing on public ones. Also makes sure the caller's institution has a row.
+ *
+ * The hooks are the route's own, added as each route is registered for what its auth mode
+ * needs: a public route (health checks, the web app, docs, webhooks) runs none of them, and
+ * the mode is known without looking it up per request. They go first among the route's hooks,
+ * so the rate limiter (a route hook too, added later) sees the session.
  */
 export function registerAuth(app: FastifyInstance, deps: Deps) {
   const known = new Set<string>();
@@ -118,18 +128,17 @@ export function registerAuth(app: FastifyInstance, deps: Deps) {
   }
 
   const allowedOrigins = new Set([deps.config.publicBaseUrl, ...deps.config.corsOrigins].map(originOf).filter((o): o is string => o !== null));
+  const decoder = createSessionDecoder({
+    secret: deps.config.AUTH_SECRET,
+    cookieName: deps.config.SESSION_COOKIE_NAME,
+    maxAgeSeconds: deps.config.AUTH_MAX_TOKEN_AGE_SECONDS,
+  });
 
   async function sessionOf(req: FastifyRequest): Promise<{ session: Session; source: 'bearer' | 'cookie' } | null> {
     const found = tokenFrom(req, deps.config.SESSION_COOKIE_NAME);
     if (!found) return null;
     try {
-      const session = await decodeSessionToken(found.token, {
-        secret: deps.config.AUTH_SECRET,
-        cookieName: deps.config.SESSION_COOKIE_NAME,
-        now: deps.clock.now(),
-        maxAgeSeconds: deps.config.AUTH_MAX_TOKEN_AGE_SECONDS,
-      });
-      return { session, source: found.source };
+      return { session: await decoder.decode(found.token, deps.clock.now()), source: found.source };
     } catch (err) {
       if (err instanceof TokenError) {
         req.log.debug({ reason: err.message }, 'session token refused');
@@ -145,23 +154,23 @@ export function registerAuth(app: FastifyInstance, deps: Deps) {
   app.decorateRequest('authRefusal', null);
   app.decorateRequest('apiCaller', null);
 
-  // Refusals are decided here and thrown in preParsing: in between, the rate limiter (each
-  // route's own onRequest hook, after this global one) counts them against the caller's IP.
-  app.addHook('onRequest', async (req) => {
-    req.isV1 = (req.originalUrl ?? '').startsWith('/api/v1/');
-    if (!req.routeOptions.url) return; // unknown route: the 404 handler answers
-    const mode = authModeOf(req);
-    if (mode === 'public' || mode === 'basic') return;
-    if (mode === 'cron') {
-      if (!verifyCronAuthorization(deps.config.CRON_SECRET, req.headers.authorization)) {
-        req.authRefusal = new AppError('AUTH_REQUIRED', 'A valid cron secret is required');
-      }
-      return;
+  app.addHook('onRequest', (req, _reply, done) => {
+    req.isV1 = req.originalUrl.startsWith('/api/v1/');
+    done();
+  });
+
+  // Refusals are decided in onRequest and thrown in preParsing: in between, the rate limiter
+  // (a later onRequest hook of the route) counts them against the caller's IP.
+  const cronHook = (req: FastifyRequest, _reply: unknown, done: (err?: Error) => void) => {
+    if (!verifyCronAuthorization(deps.config.CRON_SECRET, req.headers.authorization)) {
+      req.authRefusal = new AppError('AUTH_REQUIRED', 'A valid cron secret is required');
     }
+    done();
+  };
+  const sessionHook = (optional: boolean) => async (req: FastifyRequest) => {
     const found = await sessionOf(req);
     if (!found) {
-      if (mode === 'optional') return;
-      req.authRefusal = new AppError('AUTH_REQUIRED', 'Authentication is required');
+      if (!optional) req.authRefusal = new AppError('AUTH_REQUIRED', 'Authentication is required');
       return;
     }
     if (found.source === 'cookie' && crossSiteWrite(req, allowedOrigins)) {
@@ -170,16 +179,26 @@ export function registerAuth(app: FastifyInstance, deps: Deps) {
     }
     req.session = found.session;
     await ensureInstitution(found.session.institutionId);
-  });
-  app.addHook('preParsing', async (req) => {
-    if (req.authRefusal) throw req.authRefusal;
-  });
-
+  };
+  const refusalHook = (req: FastifyRequest, _reply: unknown, _payload: unknown, done: (err?: Error | null) => void) => done(req.authRefusal);
   // Before validation, so schemas that strip unknown keys cannot hide a supplied institutionId:
   // an institutionId in query, body or path must be the session's.
   // Multipart fields are read by the route (they stream): it calls assertSessionTenant on them.
-  app.addHook('preValidation', async (req) => {
-    assertSessionTenant(req, [req.query, req.body, req.params]);
+  const tenantHook = (req: FastifyRequest, _reply: unknown, done: (err?: Error) => void) => {
+    try {
+      assertSessionTenant(req, [req.query, req.body, req.params]);
+    } catch (err) {
+      return done(err as Error);
+    }
+    done();
+  };
+
+  app.addHook('onRoute', (route) => {
+    const mode = routeAuthMode(route.url ?? route.path ?? '', route.config);
+    if (mode === 'public' || mode === 'basic') return;
+    route.onRequest = withFirst(route.onRequest, (mode === 'cron' ? cronHook : sessionHook(mode === 'optional')) as never);
+    route.preParsing = withFirst(route.preParsing, refusalHook as never);
+    if (mode !== 'cron') route.preValidation = withFirst(route.preValidation, tenantHook as never);
   });
 }
 

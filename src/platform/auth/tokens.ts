@@ -1,6 +1,7 @@
 import { hkdfSync } from 'node:crypto';
 import { createVerifier } from 'fast-jwt';
-import { SignJWT, jwtDecrypt, type JWTPayload } from 'jose';
+import { SignJWT, compactDecrypt } from 'jose';
+import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 
 export const ROLES = ['STUDENT', 'TEACHER', 'ADMIN', 'PARENT'] as const;
@@ -36,6 +37,7 @@ const claimsSchema = z.object({
   name: z.string().nullish(),
   exp: z.number(),
   iat: z.number().optional(),
+  nbf: z.number().optional(),
 });
 
 /** How far in the future an `iat` may lie (clock skew between the CRM and us). */
@@ -69,28 +71,47 @@ export interface DecodeOptions {
   maxAgeSeconds?: number;
 }
 
+type Claims = z.output<typeof claimsSchema>;
+
+/** A token whose signature (or encryption) and claims were checked: what does not depend on the time. */
+interface VerifiedToken {
+  session: Session;
+  exp: number;
+  iat: number | undefined;
+  nbf: number | undefined;
+}
+
 /**
- * Decode a session token: HS256 JWS, Auth.js v5 JWE (dir + A256CBC-HS512), or NextAuth v4 JWE
- * (dir + A256GCM) when the cookie is a next-auth one. Throws TokenError on any refusal.
+ * HS256 verifiers by secret. The expiry and not-before are checked by `checkTimes` against the
+ * caller's clock, so a verifier (and the key it prepares) is made once per secret.
  */
-export async function decodeSessionToken(token: string, opts: DecodeOptions): Promise<Session> {
+const hs256Verifiers = new Map<string, (token: string) => unknown>();
+function hs256Verifier(secret: string) {
+  let verify = hs256Verifiers.get(secret);
+  if (!verify) {
+    // fast-jwt verifies with node:crypto synchronously; jose's WebCrypto verify costs about a
+    // millisecond a token here (thread-pool round trip), on every authenticated request.
+    verify = createVerifier({ key: secret, algorithms: ['HS256'], ignoreExpiration: true, ignoreNotBefore: true });
+    hs256Verifiers.set(secret, verify);
+  }
+  return verify;
+}
+
+/** Signature or decryption, then the claims: everything but the time checks. Throws TokenError. */
+async function verifyToken(token: string, secret: string, cookieName: string): Promise<VerifiedToken> {
   const parts = token.split('.');
-  const currentDate = opts.now;
-  let payload: JWTPayload;
+  let payload: unknown;
   try {
     if (parts.length === 3) {
-      // fast-jwt verifies with node:crypto synchronously; jose's WebCrypto verify costs about a
-      // millisecond a token here (thread-pool round trip), on every authenticated request.
-      const verify = createVerifier({ key: opts.secret, algorithms: ['HS256'], clockTimestamp: currentDate?.getTime() });
-      payload = verify(token) as JWTPayload;
+      payload = hs256Verifier(secret)(token);
     } else if (parts.length === 5) {
-      const v4 = opts.cookieName.includes('next-auth');
-      const key = v4 ? nextAuthV4Key(opts.secret) : authJsKey(opts.secret, opts.cookieName);
-      ({ payload } = await jwtDecrypt(token, key, {
+      const v4 = cookieName.includes('next-auth');
+      const key = v4 ? nextAuthV4Key(secret) : authJsKey(secret, cookieName);
+      const { plaintext } = await compactDecrypt(token, key, {
         keyManagementAlgorithms: ['dir'],
         contentEncryptionAlgorithms: [v4 ? 'A256GCM' : 'A256CBC-HS512'],
-        currentDate,
-      }));
+      });
+      payload = JSON.parse(new TextDecoder().decode(plaintext));
     } else {
       throw new TokenError('malformed token');
     }
@@ -99,15 +120,10 @@ export async function decodeSessionToken(token: string, opts: DecodeOptions): Pr
   }
   const claims = claimsSchema.safeParse(payload);
   if (!claims.success) throw new TokenError('token lacks required claims (institutionId, role, sub, exp)');
-  const c = claims.data;
-  const nowSeconds = Math.floor((currentDate ?? new Date()).getTime() / 1000);
-  if (c.iat !== undefined && c.iat > nowSeconds + TOKEN_CLOCK_SKEW_SECONDS) throw new TokenError('token issued in the future');
-  const maxAge = opts.maxAgeSeconds ?? DEFAULT_MAX_TOKEN_AGE_SECONDS;
-  if (c.exp - (c.iat ?? nowSeconds) > maxAge) throw new TokenError('token lifetime exceeds the maximum');
-  if (c.exp <= nowSeconds) throw new TokenError('token expired');
+  const c: Claims = claims.data;
   const userId = c.sub ?? c.id;
   if (!userId) throw new TokenError('token has no subject');
-  return {
+  const session: Session = {
     userId,
     personId: c.contactId ?? userId,
     institutionId: c.institutionId,
@@ -119,6 +135,58 @@ export async function decodeSessionToken(token: string, opts: DecodeOptions): Pr
     email: c.email ?? null,
     name: c.name ?? null,
     expiresAt: new Date(c.exp * 1000).toISOString(),
+  };
+  return { session, exp: c.exp, iat: c.iat, nbf: c.nbf };
+}
+
+/** The checks that depend on the time, run on every request (also for a cached token). */
+function checkTimes(t: VerifiedToken, now: Date, maxAgeSeconds = DEFAULT_MAX_TOKEN_AGE_SECONDS) {
+  const nowSeconds = Math.floor(now.getTime() / 1000);
+  if (t.nbf !== undefined && t.nbf > nowSeconds) throw new TokenError('token not active yet');
+  if (t.iat !== undefined && t.iat > nowSeconds + TOKEN_CLOCK_SKEW_SECONDS) throw new TokenError('token issued in the future');
+  if (t.exp - (t.iat ?? nowSeconds) > maxAgeSeconds) throw new TokenError('token lifetime exceeds the maximum');
+  if (t.exp <= nowSeconds) throw new TokenError('token expired');
+}
+
+/**
+ * Decode a session token: HS256 JWS, Auth.js v5 JWE (dir + A256CBC-HS512), or NextAuth v4 JWE
+ * (dir + A256GCM) when the cookie is a next-auth one. Throws TokenError on any refusal.
+ */
+export async function decodeSessionToken(token: string, opts: DecodeOptions): Promise<Session> {
+  const verified = await verifyToken(token, opts.secret, opts.cookieName);
+  checkTimes(verified, opts.now ?? new Date(), opts.maxAgeSeconds);
+  return verified.session;
+}
+
+/** Verified tokens a SessionDecoder keeps (by their exact text); about 1–2 KB each. */
+export const SESSION_CACHE_SIZE = 10_000;
+
+export interface SessionDecoder {
+  /** As `decodeSessionToken`; the returned session is shared and frozen. */
+  decode(token: string, now: Date): Promise<Session>;
+}
+
+/**
+ * `decodeSessionToken` for the request path: a token that verified once is kept (least recently
+ * used out, SESSION_CACHE_SIZE of them) by its exact text, signature included, so the next
+ * request with it skips the HMAC or the decryption (a JWE costs a WebCrypto round trip) and the
+ * claims parse. The time checks (expiry, not-before, issued-in-the-future, lifetime) still run
+ * on every request against the caller's clock. Refused tokens are never kept.
+ */
+export function createSessionDecoder(opts: Omit<DecodeOptions, 'now'>): SessionDecoder {
+  const verified = new LRUCache<string, VerifiedToken>({ max: SESSION_CACHE_SIZE });
+  return {
+    async decode(token, now) {
+      let t = verified.get(token);
+      if (!t) {
+        t = await verifyToken(token, opts.secret, opts.cookieName);
+        Object.freeze(t.session.permissions);
+        Object.freeze(t.session);
+        verified.set(token, t);
+      }
+      checkTimes(t, now, opts.maxAgeSeconds);
+      return t.session;
+    },
   };
 }
 

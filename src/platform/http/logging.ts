@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 
 /**
  * What the logs may carry. Signed URLs (`sig=`) are bearer credentials until they expire, and
@@ -54,4 +54,20 @@ export function loggerOptions(level: string, extra: Record<string, unknown> = {}
     ...extra,
     serializers: { req: serializeRequest, err: serializeError, error: serializeError, ...(extra.serializers as object | undefined) },
   };
+}
+
+/**
+ * Fastify's per-request log lines, one a request instead of two: no "incoming request" line,
+ * and the "request completed" line (at its end) carries the request (method, redacted URL,
+ * caller) as well as the status and time.
+ */
+export class OneLineRequestLog extends LogController {
+  override incomingRequest() {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply) {
+    if (this.isLogDisabled(request)) return;
+    const line = { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log.info(line, 'request completed');
+  }
 }

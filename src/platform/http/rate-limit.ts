@@ -32,6 +32,11 @@ export async function registerRateLimits(app: FastifyInstance, config: Config) {
     redis.on('error', (err) => app.log.warn({ err: err.message }, 'redis error (rate limits)'));
     app.addHook('onClose', async () => void redis.quit().catch(() => undefined));
   }
+  // Only /api routes are limited: the others (health checks, the web app, docs) get no limiter
+  // hook at all, rather than one that runs on every request to find them on an allow list.
+  app.addHook('onRoute', (route) => {
+    if (!(route.url ?? route.path ?? '').startsWith('/api/')) route.config = { ...route.config, rateLimit: false };
+  });
   await app.register(rateLimit, {
     global: true,
     // onRequest, right after authentication (a global hook, so it runs first): requests that
@@ -46,7 +51,6 @@ export async function registerRateLimits(app: FastifyInstance, config: Config) {
     skipOnError: true,
     redis,
     nameSpace: 'lms-rl:',
-    allowList: (req) => !(req.routeOptions.url ?? '').startsWith('/api/'),
     errorResponseBuilder: (_req, ctx) =>
       new AppError('RATE_LIMITED', `Rate limit exceeded, retry in ${Math.ceil(ctx.ttl / 1000)} s`, {
         limit: ctx.max,

@@ -1,4 +1,5 @@
 import type { Session } from '../auth/tokens.js';
+import type { ZodSerializedRoute } from './serializer.js';
 
 /** How a route authenticates; default is `session` under /api and `public` elsewhere. */
 export type AuthMode = 'session' | 'optional' | 'public' | 'cron' | 'basic';
@@ -27,6 +28,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Every documented /api route (method, url), for the docs completeness test. */
     registeredRoutes: Array<{ method: string; url: string }>;
+    /** Responses written through zod + JSON.stringify instead of the compiled serializer, and why (serializer.ts). */
+    zodSerializedRoutes: ZodSerializedRoute[];
   }
   interface FastifyRequest {
     session: Session | null;
