@@ -160,6 +160,20 @@ describe('platform headers and versioning', () => {
     expect(res.status).toBe(200);
     expect(res.body.data.status).toBe('ready');
   });
+
+  it('is unready while draining for shutdown, and still serves everything else', async () => {
+    t.app.draining = true;
+    try {
+      const ready = await t.request('GET', '/readyz');
+      expect(ready.status).toBe(503);
+      expect(ready.body).toEqual({ data: null, error: { code: 'SERVICE_UNAVAILABLE', message: 'Shutting down' } });
+      expect((await t.request('GET', '/healthz')).status).toBe(200);
+      expect((await t.request('GET', '/api/auth/session', { token: student })).status).toBe(200);
+    } finally {
+      t.app.draining = false;
+    }
+    expect((await t.request('GET', '/readyz')).status).toBe(200);
+  });
 });
 
 describe('response validation', () => {

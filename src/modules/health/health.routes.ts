@@ -23,11 +23,12 @@ const routes: ModuleRoutes = async (app, deps) => {
       schema: {
         tags: ['health'],
         operationId: 'readyz',
-        summary: 'The database is reachable',
+        summary: 'The database is reachable and the process is not shutting down',
         response: { 200: envelope(readinessSchema), 503: errorEnvelope },
       },
     },
     async () => {
+      if (app.draining) throw new AppError('SERVICE_UNAVAILABLE', 'Shutting down');
       try {
         await deps.database.ping();
       } catch {
