@@ -19,8 +19,8 @@ export interface Invariant {
   detail: string;
 }
 
-/** Seconds after a fault's component is back within which error responses must stop. */
-export const RECOVERY_BOUND_MS = 15_000;
+/** How soon after a fault's component is back error responses must stop. */
+export const RECOVERY_BOUND_MS = 10_000;
 /** The documented at-least-once window: an e-mail accepted by SMTP this long before its worker was SIGKILLed may be sent again. */
 export const KILL_RESEND_WINDOW_MS = 2000;
 
@@ -276,6 +276,8 @@ export async function checkInvariants(input: InvariantInput): Promise<{ invarian
       `select status, name, count(*)::int as n, count(*) filter (where status = 'running' and locked_until < now())::int as expired from jobs group by 1, 2 order by 1, 2`,
     );
     for (const r of rows) stats[`jobs.${r.status}.${r.name}`] = r.n;
+    const retried = await db.query<{ name: string; n: number }>(`select name, count(*)::int as n from jobs where attempts > 1 group by 1`);
+    for (const r of retried.rows) stats[`jobs.retried.${r.name}`] = r.n;
     const expired = rows.reduce((s, r) => s + r.expired, 0);
     const dead = rows.filter((r) => r.status === 'dead');
     const deadErrors = dead.length
@@ -283,7 +285,7 @@ export async function checkInvariants(input: InvariantInput): Promise<{ invarian
       : [];
     add('no job is left running without a live lease, and no job died', {
       pass: expired === 0 && dead.length === 0,
-      detail: `${rows.map((r) => `${r.name} ${r.status} ${r.n}`).join(', ')}; ${expired} running with an expired lease${deadErrors.length ? `; dead: ${deadErrors.join('; ')}` : ''}`,
+      detail: `${rows.map((r) => `${r.name} ${r.status} ${r.n}`).join(', ')}; ${retried.rows.map((r) => `${r.name} retried ${r.n}`).join(', ') || 'none retried'}; ${expired} running with an expired lease${deadErrors.length ? `; dead: ${deadErrors.join('; ')}` : ''}`,
     });
   }
 

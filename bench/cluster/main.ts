@@ -26,7 +26,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Cluster, REPLICA_SETTINGS, REPO } from './cluster.js';
 import { checkSharedRateLimit, FAULT_KINDS, faults, ReadyzProbe, schedule, seededRandom, type FaultContext, type FaultEvent, type RateLimitCheck } from './faults.js';
-import { checkInvariants, quiesce } from './invariants.js';
+import { checkInvariants, quiesce, RECOVERY_BOUND_MS } from './invariants.js';
 import { run, runAsync, sleep } from './procs.js';
 import { markdown, phasesOf, phaseStats } from './report.js';
 import { Workload } from './workload.js';
@@ -57,8 +57,11 @@ const BROKEN_VARIANTS: Record<string, { file: string; from: string; to: string; 
   },
 };
 
-/** Each fault gets at least this long to recover before the next one starts (and before the load stops). */
-const MIN_RECOVERY_MS = 10_000;
+/**
+ * Each fault gets at least this long to recover before the next one starts (and before the load
+ * stops): longer than RECOVERY_BOUND_MS, so a fault whose errors do not stop is seen failing.
+ */
+const MIN_RECOVERY_MS = RECOVERY_BOUND_MS + 5000;
 
 const started = Date.now();
 const log = (line: string) => console.log(`[cluster +${((Date.now() - started) / 1000).toFixed(1)}s] ${line}`);
@@ -85,7 +88,7 @@ async function buildDeployment(workDir: string, broken: string | undefined): Pro
     if (!variant) throw new Error(`--broken: one of ${Object.keys(BROKEN_VARIANTS).join(', ')}`);
     sources = join(workDir, 'broken-sources');
     mkdirSync(sources);
-    for (const p of ['src', 'tsconfig.json', 'tsconfig.build.json']) cpSync(join(REPO, p), join(sources, p), { recursive: true });
+    for (const p of ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json']) cpSync(join(REPO, p), join(sources, p), { recursive: true });
     symlinkSync(join(REPO, 'node_modules'), join(sources, 'node_modules'));
     const file = join(sources, variant.file);
     const text = readFileSync(file, 'utf8');
