@@ -166,18 +166,26 @@ export class Cluster {
     this.smtpSink.start();
     this.crmSim.start();
     this.recorderSim.start();
-    await Promise.all([
-      this.smtpSink.waitForLine(/SMTP sink on/),
-      this.crmSim.waitForLine(/CRM simulator listening/),
-      this.recorderSim.waitForLine(/Recorder simulator on/),
-    ]);
+    await Promise.all([this.smtpSink.waitForLine(/SMTP sink on/), this.crmSim.waitForLine(/CRM simulator listening/), this.recorderSim.waitForLine(/Recorder simulator on/)]);
     log(`simulators: CRM http://${this.crmBaseDomain} (${this.opts.crmStudents} students per institution), recorder :${recorderPort}, SMTP sink :${smtpPort}`);
 
-    run(process.execPath, [join(this.opts.deployDir, 'bin/lms.js'), 'migrate'], { env: { LMS_DIST: this.opts.compiled ? '1' : '0', ...this.replicaEnv({}) }, cwd: this.opts.deployDir });
+    run(process.execPath, [join(this.opts.deployDir, 'bin/lms.js'), 'migrate'], {
+      env: { LMS_DIST: this.opts.compiled ? '1' : '0', ...this.replicaEnv({}) },
+      cwd: this.opts.deployDir,
+    });
 
     for (const [i, port] of [web1, web2].entries()) {
       const name = `web${i + 1}`;
-      const proc = this.lms(name, 'serve', this.replicaEnv({ PORT: String(port), DB_POOL_SIZE: String(REPLICA_SETTINGS.webPoolSize), SHUTDOWN_DELAY_MS: String(REPLICA_SETTINGS.shutdownDelayMs), DATA_DIR: join(workDir, name) }));
+      const proc = this.lms(
+        name,
+        'serve',
+        this.replicaEnv({
+          PORT: String(port),
+          DB_POOL_SIZE: String(REPLICA_SETTINGS.webPoolSize),
+          SHUTDOWN_DELAY_MS: String(REPLICA_SETTINGS.shutdownDelayMs),
+          DATA_DIR: join(workDir, name),
+        }),
+      );
       this.web.push({ name, port, proc });
     }
     for (let i = 1; i <= 2; i++) {
@@ -230,10 +238,14 @@ export class Cluster {
   }
 
   async waitLbUp(names: string[], timeoutMs = 60_000) {
-    return waitFor(`HAProxy to see ${names.join(', ')} UP`, async () => {
-      const states = await haproxyServerStates(this.haproxyDir);
-      return names.every((n) => states[n] === 'UP');
-    }, timeoutMs);
+    return waitFor(
+      `HAProxy to see ${names.join(', ')} UP`,
+      async () => {
+        const states = await haproxyServerStates(this.haproxyDir);
+        return names.every((n) => states[n] === 'UP');
+      },
+      timeoutMs,
+    );
   }
 
   async crmFault(fault: null | 'slow' | 'down', delayMs?: number) {

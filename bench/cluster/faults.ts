@@ -95,7 +95,14 @@ export interface RateLimitCheck {
 export async function checkSharedRateLimit(cluster: Cluster, label: string): Promise<RateLimitCheck> {
   const limit = REPLICA_SETTINGS.rateLimitRead;
   const caller = `c_demo_ratelimit_${label.replace(/\W+/g, '_')}_${Date.now()}`;
-  const token = await mintToken(cluster.secrets.auth, { sub: caller, institutionId: INSTITUTION, role: 'STUDENT', contactId: caller, isContact: true, contactType: 'CONTACT_STUDENT' });
+  const token = await mintToken(cluster.secrets.auth, {
+    sub: caller,
+    institutionId: INSTITUTION,
+    role: 'STUDENT',
+    contactId: caller,
+    isContact: true,
+    contactType: 'CONTACT_STUDENT',
+  });
   const get = async (w: Replica) => {
     const res = await request(`http://127.0.0.1:${w.port}/api/auth/session`, { headers: { authorization: `Bearer ${token}` } });
     await res.body.dump();

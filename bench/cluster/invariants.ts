@@ -156,7 +156,8 @@ export async function checkInvariants(input: InvariantInput): Promise<{ invarian
     const subByPair = await counts(db, `select assignment_id || '/' || student_id as k, count(*) as n from assignment_submissions group by 1`, []);
     for (const s of subs) {
       if (subById.get(s.id!) !== 1) bad.push(`submission ${s.id} found ${subById.get(s.id!) ?? 0}×`);
-      if (subByPair.get(`${s.assignmentId}/${s.studentId}`) !== 1) bad.push(`submissions of ${s.studentId} to ${s.assignmentId}: ${subByPair.get(`${s.assignmentId}/${s.studentId}`) ?? 0}`);
+      if (subByPair.get(`${s.assignmentId}/${s.studentId}`) !== 1)
+        bad.push(`submissions of ${s.studentId} to ${s.assignmentId}: ${subByPair.get(`${s.assignmentId}/${s.studentId}`) ?? 0}`);
     }
 
     const grades = writesOf(records, 'grade', true);
@@ -174,22 +175,23 @@ export async function checkInvariants(input: InvariantInput): Promise<{ invarian
       const row = graded.get(g.submissionId);
       const tried = gradeTries.filter((t) => t.submissionId === g.submissionId);
       if (!row || row.status !== 'GRADED') bad.push(`grade of ${g.submissionId}: submission ${row?.status ?? 'missing'}`);
-      else if (!tried.some((t) => row.feedback === `cluster feedback ${t.token}` && Number(row.instructor_score) === t.score)) bad.push(`grade of ${g.submissionId}: stored grade is none of those sent`);
+      else if (!tried.some((t) => row.feedback === `cluster feedback ${t.token}` && Number(row.instructor_score) === t.score))
+        bad.push(`grade of ${g.submissionId}: stored grade is none of those sent`);
     }
 
     const sessions = writesOf(records, 'liveSession', true).filter((s) => s.id);
     total += sessions.length;
     const sessionCounts = await counts(db, `select title as k, count(*) as n from live_sessions group by title`, []);
     for (const s of sessions) if (sessionCounts.get(s.title) !== 1) bad.push(`live session "${s.title}" found ${sessionCounts.get(s.title) ?? 0}×`);
-    for (const s of writesOf(records, 'liveSession', false)) if ((sessionCounts.get(s.title) ?? 0) > 1) bad.push(`live session "${s.title}" (not answered 2xx) found ${sessionCounts.get(s.title)}×`);
+    for (const s of writesOf(records, 'liveSession', false))
+      if ((sessionCounts.get(s.title) ?? 0) > 1) bad.push(`live session "${s.title}" (not answered 2xx) found ${sessionCounts.get(s.title)}×`);
 
     const stops = writesOf(records, 'recordingStop', true);
     total += stops.length;
     const statuses = new Map(
-      (await db.query<{ id: string; recording_status: string }>(`select id, recording_status from live_sessions where id = any($1)`, [stops.map((s) => s.sessionId)])).rows.map((r) => [
-        r.id,
-        r.recording_status,
-      ]),
+      (await db.query<{ id: string; recording_status: string }>(`select id, recording_status from live_sessions where id = any($1)`, [stops.map((s) => s.sessionId)])).rows.map(
+        (r) => [r.id, r.recording_status],
+      ),
     );
     for (const s of stops) if (statuses.get(s.sessionId) !== 'READY') bad.push(`recording of ${s.sessionId} is ${statuses.get(s.sessionId)}, not READY`);
     stats.writes2xx = total;
@@ -207,22 +209,30 @@ export async function checkInvariants(input: InvariantInput): Promise<{ invarian
     );
     for (const e of enrollments)
       for (const ch of ['IN_APP', 'email'])
-        if (welcome.get(`${e.studentId}/${e.courseId}/${ch}`) !== 1) bad.push(`ENROLL_WELCOME ${ch} of ${e.studentId} in ${e.courseId}: ${welcome.get(`${e.studentId}/${e.courseId}/${ch}`) ?? 0}`);
+        if (welcome.get(`${e.studentId}/${e.courseId}/${ch}`) !== 1)
+          bad.push(`ENROLL_WELCOME ${ch} of ${e.studentId} in ${e.courseId}: ${welcome.get(`${e.studentId}/${e.courseId}/${ch}`) ?? 0}`);
     const { rows: fan } = await db.query<{ key: string; session: string; channel: string; n: number; recipients: number }>(
       `select key, metadata->>'sessionId' as session, channel, count(*)::int as n, count(distinct recipient_id)::int as recipients
        from notifications where key in ('LIVE_CLASS_SCHEDULED', 'LIVE_CLASS_RECORDING_READY') group by 1, 2, 3`,
     );
     const ready = (await db.query<{ id: string }>(`select id from live_sessions where course_id = $1 and recording_status = 'READY'`, [input.bigCourseId])).rows.map((r) => r.id);
     const scheduled = (await db.query<{ id: string }>(`select id from live_sessions where course_id = $1`, [input.bigCourseId])).rows.map((r) => r.id);
-    const fanChecks: Array<[string, string]> = [...scheduled.map((s) => ['LIVE_CLASS_SCHEDULED', s] as [string, string]), ...ready.map((s) => ['LIVE_CLASS_RECORDING_READY', s] as [string, string])];
+    const fanChecks: Array<[string, string]> = [
+      ...scheduled.map((s) => ['LIVE_CLASS_SCHEDULED', s] as [string, string]),
+      ...ready.map((s) => ['LIVE_CLASS_RECORDING_READY', s] as [string, string]),
+    ];
     for (const [key, session] of fanChecks)
       for (const ch of ['IN_APP', 'email']) {
         const row = fan.find((f) => f.key === key && f.session === session && f.channel === ch);
-        if (!row || row.n !== input.fanout || row.recipients !== input.fanout) bad.push(`${key} ${ch} of ${session}: ${row?.n ?? 0} rows to ${row?.recipients ?? 0} people, not ${input.fanout}`);
+        if (!row || row.n !== input.fanout || row.recipients !== input.fanout)
+          bad.push(`${key} ${ch} of ${session}: ${row?.n ?? 0} rows to ${row?.recipients ?? 0} people, not ${input.fanout}`);
       }
     stats.fanoutNotices = fanChecks.length;
     const checked = enrollments.length * 2 + fanChecks.length * 2;
-    add('every enrollment welcomes once; every live class and recording of the large course notifies each of its students once', summarize(bad, checked, 'notification sets exact'));
+    add(
+      'every enrollment welcomes once; every live class and recording of the large course notifies each of its students once',
+      summarize(bad, checked, 'notification sets exact'),
+    );
   }
 
   // ── 3. every notification row is final ───────────────────────────────────────────────────
@@ -250,7 +260,9 @@ export async function checkInvariants(input: InvariantInput): Promise<{ invarian
     const missing = [...sent].filter((id) => !receipts.has(id));
     const unknown = [...receipts.keys()].filter((id) => !sent.has(id));
     const duplicates = [...receipts.entries()].filter(([, times]) => times.length > 1);
-    const explained = duplicates.filter(([, times]) => times.length === 2 && kills.some((k) => times[0] !== undefined && Math.min(...times) <= k && k - Math.min(...times) <= KILL_RESEND_WINDOW_MS));
+    const explained = duplicates.filter(
+      ([, times]) => times.length === 2 && kills.some((k) => times[0] !== undefined && Math.min(...times) <= k && k - Math.min(...times) <= KILL_RESEND_WINDOW_MS),
+    );
     const unexplained = duplicates.filter((d) => !explained.includes(d));
     stats.emailsSent = sent.size;
     stats.emailsReceived = mailbox.length;
@@ -292,7 +304,14 @@ export async function checkInvariants(input: InvariantInput): Promise<{ invarian
   // ── 6. rate limits shared ─────────────────────────────────────────────────────────────────
   add('rate limits are shared: one caller alternating between the replicas gets RATE_LIMIT_READ answers in all, then 429 from both', {
     pass: input.rateLimitChecks.length >= 2 && input.rateLimitChecks.every((c) => c.pass),
-    detail: input.rateLimitChecks.map((c) => `${c.label}: ${c.allowed}/${c.limit} allowed, then ${Object.entries(c.after).map(([k, v]) => `${k} ${v}`).join(', ')}`).join('; '),
+    detail: input.rateLimitChecks
+      .map(
+        (c) =>
+          `${c.label}: ${c.allowed}/${c.limit} allowed, then ${Object.entries(c.after)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ')}`,
+      )
+      .join('; '),
   });
 
   // ── 7. requests: none fail in the steady phase, errors stop after each fault, none fail during the rolling restart ──
@@ -303,12 +322,26 @@ export async function checkInvariants(input: InvariantInput): Promise<{ invarian
     const steadyFailures = steady.filter((r) => isFailure(r) || isUnexpected4xx(r));
     add('no request failed in the steady phase before the first fault', {
       pass: steadyFailures.length === 0,
-      detail: `${steady.length} requests, ${steadyFailures.length} failed${steadyFailures.length ? `: ${steadyFailures.slice(0, 3).map((r) => `${r.op} ${r.status} ${r.error}`).join('; ')}` : ''}`,
+      detail: `${steady.length} requests, ${steadyFailures.length} failed${
+        steadyFailures.length
+          ? `: ${steadyFailures
+              .slice(0, 3)
+              .map((r) => `${r.op} ${r.status} ${r.error}`)
+              .join('; ')}`
+          : ''
+      }`,
     });
     const unexpected = records.filter(isUnexpected4xx);
     add('no unexpected 4xx answer anywhere (only the 409s a retrying client expects)', {
       pass: unexpected.length === 0,
-      detail: `${unexpected.length}${unexpected.length ? `: ${unexpected.slice(0, 3).map((r) => `${r.op} ${r.status} ${r.error}`).join('; ')}` : ''}`,
+      detail: `${unexpected.length}${
+        unexpected.length
+          ? `: ${unexpected
+              .slice(0, 3)
+              .map((r) => `${r.op} ${r.status} ${r.error}`)
+              .join('; ')}`
+          : ''
+      }`,
     });
     const bad: string[] = [];
     for (const f of input.faults.filter((x) => x.kind !== 'rolling-restart')) {
@@ -318,7 +351,10 @@ export async function checkInvariants(input: InvariantInput): Promise<{ invarian
       f.details.errorsStoppedAfterBackMs = last === null ? 0 : Math.max(0, last - f.back);
       if (last !== null && last - f.back > RECOVERY_BOUND_MS) bad.push(`${f.kind}: errors until ${((last - f.back) / 1000).toFixed(1)} s after it was back`);
     }
-    add(`after each fault, error responses stop within ${RECOVERY_BOUND_MS / 1000} s of the component being back`, summarize(bad, input.faults.length - 1, 'faults recovered in time'));
+    add(
+      `after each fault, error responses stop within ${RECOVERY_BOUND_MS / 1000} s of the component being back`,
+      summarize(bad, input.faults.length - 1, 'faults recovered in time'),
+    );
     const rolling = input.faults.find((x) => x.kind === 'rolling-restart');
     if (rolling) {
       const during = records.filter((r) => ended(r) >= rolling.start && r.t <= rolling.back + 1000);
@@ -327,7 +363,14 @@ export async function checkInvariants(input: InvariantInput): Promise<{ invarian
       rolling.details.failedRequests = failed.length;
       add('rolling restart of both web replicas under load: zero failed requests', {
         pass: failed.length === 0,
-        detail: `${during.length} requests during the restart, ${failed.length} failed${failed.length ? `: ${failed.slice(0, 3).map((r) => `${r.op} ${r.status} ${r.error}`).join('; ')}` : ''}`,
+        detail: `${during.length} requests during the restart, ${failed.length} failed${
+          failed.length
+            ? `: ${failed
+                .slice(0, 3)
+                .map((r) => `${r.op} ${r.status} ${r.error}`)
+                .join('; ')}`
+            : ''
+        }`,
       });
     }
   }

@@ -15,10 +15,12 @@
  * dist/, drizzle/, package.json, node_modules) with NODE_ENV=production; --tsx runs the
  * sources through tsx instead (no build, slower starts).
  * --broken mark-sent-before-send builds from a patched copy of the sources (src/ is not
- * touched) whose worker marks an e-mail SENT before sending it: the invariants must fail.
+ * touched) whose worker marks an e-mail SENT before sending it, --broken send-twice one whose
+ * worker sends each e-mail twice: the invariants must fail. Bench only: production code has no
+ * such switch.
  * --record appends the report to bench/RESULTS.md; --keep keeps the temp directory (logs).
  */
-import { cpSync, readFileSync, symlinkSync, writeFileSync, appendFileSync, mkdirSync } from 'node:fs';
+import { cpSync, readFileSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -30,7 +32,6 @@ import { checkInvariants, quiesce, RECOVERY_BOUND_MS } from './invariants.js';
 import { run, runAsync, sleep } from './procs.js';
 import { markdown, phasesOf, phaseStats } from './report.js';
 import { Workload } from './workload.js';
-
 
 const { values: args } = parseArgs({
   options: {
@@ -55,6 +56,12 @@ const BROKEN_VARIANTS: Record<string, { file: string; from: string; to: string; 
     to: 'await markSent(deps, [row.id]);\n    await send();',
     what: 'the worker marks each e-mail SENT before sending it',
   },
+  'send-twice': {
+    file: 'src/modules/notifications/notifications.delivery.ts',
+    from: 'await send();\n    await markSent(deps, [row.id]);',
+    to: 'await send();\n    await send();\n    await markSent(deps, [row.id]);',
+    what: 'the worker sends each e-mail twice before marking it SENT',
+  },
 };
 
 /**
@@ -70,7 +77,11 @@ const num = (v: string | undefined, name: string) => {
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number`);
   return n;
 };
-const loadavg = () => os.loadavg().map((l) => l.toFixed(2)).join(', ');
+const loadavg = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ');
 
 /**
  * What production ships (README, Production deployment): `bin/`, `dist/` compiled from `src/`
@@ -100,6 +111,15 @@ async function buildDeployment(workDir: string, broken: string | undefined): Pro
   await runAsync(join(REPO, 'node_modules/.bin/tsc'), ['-p', join(sources, 'tsconfig.build.json'), '--outDir', join(dir, 'dist')]);
   log(`compiled src/ into ${join(dir, 'dist')} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return dir;
+}
+
+/** bench/RESULTS.md keeps its runs newest first, after its introduction: the report goes before the first dated section. */
+function recordResults(report: string) {
+  const file = join(REPO, 'bench/RESULTS.md');
+  const text = readFileSync(file, 'utf8');
+  const at = text.search(/^## \d{4}-/m);
+  const section = `${report.replace(/^### /, '## ')}\n`;
+  writeFileSync(file, at < 0 ? `${text}\n${section}` : `${text.slice(0, at)}${section}\n${text.slice(at)}`);
 }
 
 async function main(): Promise<number> {
@@ -169,7 +189,10 @@ async function main(): Promise<number> {
         ev.details.webPidsAfter = Object.fromEntries(cluster.web.map((w) => [w.name, w.proc.pid]));
         ev.details.workerPidsAfter = Object.fromEntries(cluster.workers.map((w) => [w.name, w.proc.pid]));
         const since = new Date(workload.startedAt + ev.marks.up);
-        const { rows } = await db!.query<{ locked_by: string; n: number }>(`select locked_by, count(*)::int as n from jobs where status = 'done' and completed_at > $1 group by 1`, [since]);
+        const { rows } = await db!.query<{ locked_by: string; n: number }>(
+          `select locked_by, count(*)::int as n from jobs where status = 'done' and completed_at > $1 group by 1`,
+          [since],
+        );
         ev.details.workerJobsAfter = Object.fromEntries(cluster.workers.map((w) => [w.name, rows.find((r) => w.ids.includes(r.locked_by))?.n ?? 0]));
       }
     };
@@ -218,7 +241,7 @@ async function main(): Promise<number> {
     const phases = phaseStats(workload.records, phasesOf(events, loadEnd));
     const total = phaseStats(workload.records, [{ name: 'all', from: 0, to: loadEnd }])[0];
     const report = markdown({
-      title: `Cluster run ${new Date(started).toISOString().slice(0, 16)}Z: ${Math.round(loadEnd / 1000)} s of load${args.broken ? `, BROKEN BUILD (${args.broken})` : ''}`,
+      title: `${new Date(started).toISOString().slice(0, 16).replace('T', ' ')} UTC — cluster harness (issue 20): ${Math.round(loadEnd / 1000)} s of load, \`npm run cluster -- ${process.argv.slice(2).join(' ')}\`${args.broken ? `, BROKEN BUILD (${args.broken})` : ''}`,
       environment: {
         machine: `${os.cpus().length} cores, load average ${loadBefore} before and ${loadavg()} after (other work was running)`,
         software: `Node ${process.version}, ${cluster.pg.version}, ${run('redis-server', ['--version']).split(' ').slice(0, 3).join(' ')}, ${run('haproxy', ['-v']).split('\n')[0].split(' - ')[0]}`,
@@ -247,10 +270,13 @@ async function main(): Promise<number> {
     const resultsDir = join(REPO, 'bench/results');
     mkdirSync(resultsDir, { recursive: true });
     const stamp = new Date(started).toISOString().replace(/[:.]/g, '-');
-    await writeFile(join(resultsDir, `cluster-${stamp}.json`), JSON.stringify({ seed, args, phases, total, faults: events, invariants, stats, opsCount, rateLimitChecks }, null, 2));
+    await writeFile(
+      join(resultsDir, `cluster-${stamp}.json`),
+      JSON.stringify({ seed, args, phases, total, faults: events, invariants, stats, opsCount, rateLimitChecks }, null, 2),
+    );
     await writeFile(join(workDir, 'requests.json'), JSON.stringify(workload.records));
     await writeFile(join(workDir, 'probe.json'), JSON.stringify({ readyz: probe.samples, haproxy: probe.lbStates }));
-    if (args.record) appendFileSync(join(REPO, 'bench/RESULTS.md'), `\n${report}`);
+    if (args.record) recordResults(report);
     if (failed.length > 0) {
       keep = true;
       log(`${failed.length} invariant(s) FAILED: ${failed.map((f) => f.name).join(' | ')}`);

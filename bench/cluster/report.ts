@@ -32,9 +32,10 @@ export function phasesOf(faults: FaultEvent[], loadEnd: number): Phase[] {
 
 const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : null);
 
+/** Requests are placed by the time they ended: one in flight when a fault struck counts in that fault's phase. */
 export function phaseStats(records: RequestRecord[], phases: Phase[]): PhaseStats[] {
   return phases.map((p) => {
-    const inPhase = records.filter((r) => r.t >= p.from && r.t < p.to);
+    const inPhase = records.filter((r) => r.t + r.ms >= p.from && r.t + r.ms < p.to);
     const ok = inPhase.filter((r) => r.status >= 200 && r.status <= 299);
     const lat = inPhase
       .filter((r) => r.status !== 0)
@@ -90,8 +91,18 @@ function faultSummary(f: FaultEvent): string {
 export function markdown(r: ReportInput): string {
   const lines: string[] = [];
   lines.push(`### ${r.title}`, '');
-  lines.push(Object.entries(r.environment).map(([k, v]) => `${k}: ${v}`).join('; ') + '.', '');
-  lines.push(`Settings: ${Object.entries(r.settings).map(([k, v]) => `${k} ${v}`).join(', ')}.`, '');
+  lines.push(
+    Object.entries(r.environment)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('; ') + '.',
+    '',
+  );
+  lines.push(
+    `Settings: ${Object.entries(r.settings)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}.`,
+    '',
+  );
   lines.push('| phase | from | to | requests | 2xx/s | failed | p50 ms | p99 ms |', '|---|---|---|---|---|---|---|---|');
   for (const p of r.phases) lines.push(`| ${p.name} | ${s(p.from)} | ${s(p.to)} | ${p.requests} | ${p.throughput.toFixed(1)} | ${p.failed} | ${p.p50 ?? '–'} | ${p.p99 ?? '–'} |`);
   lines.push('');
@@ -101,7 +112,12 @@ export function markdown(r: ReportInput): string {
     lines.push(`| ${f.kind} | ${s(f.start)} | ${s(f.back - f.start)} | ${f.details.failedRequests ?? 0} | ${stopped} | ${faultSummary(f)} |`);
   }
   lines.push('');
-  lines.push(`Requests by kind (2xx / failed): ${Object.entries(r.opsCount).map(([op, c]) => `${op} ${c.ok}/${c.failed}`).join(', ')}.`, '');
+  lines.push(
+    `Requests by kind (2xx / failed): ${Object.entries(r.opsCount)
+      .map(([op, c]) => `${op} ${c.ok}/${c.failed}`)
+      .join(', ')}.`,
+    '',
+  );
   lines.push('| invariant | result | counts |', '|---|---|---|');
   for (const i of r.invariants) lines.push(`| ${i.name} | ${i.pass ? 'pass' : '**FAIL**'} | ${i.detail.replace(/\|/g, '\\|')} |`);
   lines.push('');
