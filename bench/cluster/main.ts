@@ -128,8 +128,11 @@ async function main(): Promise<number> {
   const fanout = num(args.fanout, 'fanout');
   const students = num(args.students, 'students');
   const recordingEverySec = num(args['recording-every'], 'recording-every');
-  // Each concurrent student goes through the three courses in ~10-20 s; keep fresh ones coming.
-  const studentPool = Math.max(fanout, Math.ceil((students * durationMs) / 8000) + 50);
+  // A student goes through the three courses in 3 s or more (think times and ~30 requests; ~6 s
+  // measured under load): a fresh one for every 2.5 s of each concurrent student, over the load
+  // and the recovery windows that can stretch it (six faults), so no student comes round again.
+  const loadBoundMs = durationMs + FAULT_KINDS.length * MIN_RECOVERY_MS;
+  const studentPool = Math.max(fanout, Math.ceil((students * loadBoundMs) / 2500) + 50);
   const random = seededRandom(seed);
   const loadBefore = loadavg();
   log(`seed ${seed}, ${durationMs / 1000} s of load, ${students} students at a time, fan-out course of ${fanout}, load average ${loadBefore}`);
@@ -232,6 +235,13 @@ async function main(): Promise<number> {
       steadyEnd: events[0]?.start ?? loadEnd,
     });
 
+    invariants.unshift({
+      name: 'the load had fresh students to the end (a student reused after finishing a course is refused its writes)',
+      pass: workload.studentsUsed <= studentPool,
+      detail: `${workload.studentsUsed} of a pool of ${studentPool} students used`,
+    });
+    stats.studentsUsed = workload.studentsUsed;
+    stats.studentPool = studentPool;
     const opsCount: Record<string, { ok: number; failed: number }> = {};
     for (const r of workload.records) {
       const c = (opsCount[r.op] ??= { ok: 0, failed: 0 });

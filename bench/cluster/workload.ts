@@ -318,8 +318,15 @@ export class Workload {
     await this.read(me, 'read:my-courses', '/api/my-courses');
   }
 
+  /** Students who started a journey: past the pool they come round again, and a reused student's writes to a completed course are refused (403). */
+  get studentsUsed() {
+    return this.nextStudent;
+  }
+
   private async studentLoop() {
     while (!this.stopping) {
+      if (this.nextStudent === this.opts.studentPool)
+        this.opts.log(`student pool of ${this.opts.studentPool} used up at ${(this.now() / 1000).toFixed(1)} s: students come round again`);
       const n = (this.nextStudent++ % this.opts.studentPool) + 1;
       const sid = studentId(n);
       const order = [...this.courses].sort(() => Math.random() - 0.5);
