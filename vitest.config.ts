@@ -29,6 +29,7 @@ const PROCESS = [
   'test/platform/build.test.ts',
   'test/platform/vapid-cli.test.ts',
   'test/platform/worker-kill.test.ts',
+  'test/platform/dev-clis.test.ts',
 ];
 
 export default defineConfig({

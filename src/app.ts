@@ -69,6 +69,7 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
   registerCommonErrorResponses(app);
   registerInputGuard(app);
 
+  app.decorate('draining', false);
   // While closing, responses still in flight end their keep-alive connection; otherwise the
   // client's idle socket would hold close() open until the keep-alive timeout.
   let closing = false;

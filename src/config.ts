@@ -143,6 +143,11 @@ const envSchema = z.object({
   REQUEST_TIMEOUT_MS: positiveInt.default(30_000),
   HEADERS_TIMEOUT_MS: positiveInt.default(10_000),
   CONNECTION_TIMEOUT_MS: positiveInt.default(120_000),
+  /**
+   * On SIGTERM, how long `lms serve` keeps serving with /readyz answering 503 before it stops
+   * accepting connections, so a load balancer's health checks take it out first.
+   */
+  SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(300_000).default(0),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -12,6 +12,7 @@ import { createWorker } from './worker/worker.js';
 import { jobsCommand, JobsCliError } from './platform/queue/cli.js';
 import { systemClock } from './platform/clock.js';
 import { startCrmSim } from './dev/crm-sim/server.js';
+import { runCrmSimCli } from './dev/crm-sim/main.js';
 import { startRecorderSim, type RecorderSim } from './dev/recorder-sim/server.js';
 import { demoLogins } from './dev/demo.js';
 import { startSmtpSink, type SmtpSink } from './dev/smtp-sink.js';
@@ -29,6 +30,7 @@ const USAGE = `usage: lms <command>
              jobs retry <id>: queue a dead job again
   crm-sim    run the CRM simulator alone
   recorder-sim  run the recorder simulator alone (calls back the callbackUrl each recording was started with)
+  smtp-sink  run the development SMTP sink alone (SMTP_SINK_PORT, default 2525; SMTP_SINK_DIR, default DATA_DIR/mailbox)
   vapid      print a fresh VAPID key pair for web push (VAPID_PUBLIC_KEY=… / VAPID_PRIVATE_KEY=…)`;
 
 function onShutdown(fn: () => Promise<void>) {
@@ -92,6 +94,13 @@ async function serve(config: Config, withWorker: boolean, banner?: () => Promise
   worker?.start();
   if (banner) console.log(await banner());
   onShutdown(async () => {
+    // Unready first, still serving: the load balancer's health checks take this replica out
+    // before it stops accepting connections.
+    app.draining = true;
+    if (config.SHUTDOWN_DELAY_MS > 0) {
+      console.log(`[lms] /readyz answers 503; serving ${config.SHUTDOWN_DELAY_MS} ms more before closing`);
+      await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DELAY_MS));
+    }
     await app.close(); // finishes in-flight requests
     console.log('[lms] HTTP server closed');
     if (worker) {
@@ -283,9 +292,18 @@ export async function main(argv = process.argv.slice(2)) {
         console.log(vapidKeyLines());
         return;
       case 'crm-sim': {
-        const sim = await startCrmSim({ port: Number(process.env.CRM_SIM_PORT ?? 4010) });
-        console.log(`CRM simulator on http://${sim.baseDomain} (key ${sim.apiKey})`);
+        const sim = await runCrmSimCli(process.env, console, { handleSignals: false });
         onShutdown(() => sim.close());
+        return;
+      }
+      case 'smtp-sink': {
+        const sink = await startSmtpSink({
+          dir: process.env.SMTP_SINK_DIR || resolve(process.env.DATA_DIR || '.data', 'mailbox'),
+          port: Number(process.env.SMTP_SINK_PORT || 2525),
+        });
+        console.log(`SMTP sink on ${sink.url}, storing every message in ${sink.dir}`);
+        console.log(`  point the worker at it with: SMTP_URL=${sink.url}`);
+        onShutdown(() => sink.close());
         return;
       }
       default:

@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
+import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startCrmSim, type CrmSim } from '../../src/dev/crm-sim/server.js';
+import { CRM_SIM_CONTROL_PATH, startCrmSim, type CrmSim } from '../../src/dev/crm-sim/server.js';
 import { runCrmSimCli } from '../../src/dev/crm-sim/main.js';
 import {
   attendanceSchema,
@@ -349,6 +350,28 @@ describe('records and faults', () => {
     expect((await call(`/api/lms/contact/${DEMO_STUDENT_ID}`)).status).toBe(200);
   });
 
+  it('PUT /_sim/fault sets the switch from outside (key required, never faulted itself), GET reads it', async () => {
+    const base = { host: sim.baseDomain };
+    expect((await call(CRM_SIM_CONTROL_PATH, { ...base, method: 'PUT', key: 'wrong', body: { fault: 'down' } })).status).toBe(401);
+    expect((await call(CRM_SIM_CONTROL_PATH, { ...base, method: 'PUT', body: { fault: 'sideways' } })).status).toBe(400);
+
+    const set = await call(CRM_SIM_CONTROL_PATH, { ...base, method: 'PUT', body: { fault: 'down', pathPrefix: '/api/lms/contact/' } });
+    expect(set.json).toEqual({ data: { fault: 'down', delayMs: 3000, pathPrefix: '/api/lms/contact/' }, error: null });
+    await expect(call(`/api/lms/contact/${DEMO_STUDENT_ID}`)).rejects.toMatchObject({ code: 'ECONNRESET' });
+    expect((await call(`/api/lms/user/${DEMO_TEACHER_ID}`)).status).toBe(200);
+    // The control path answers while the simulator is "down" and is not recorded.
+    expect((await call(CRM_SIM_CONTROL_PATH, base)).json.data.fault).toBe('down');
+    expect(sim.requests.some((r) => r.path.startsWith('/_sim/'))).toBe(false);
+
+    await call(CRM_SIM_CONTROL_PATH, { ...base, method: 'PUT', body: { fault: 'slow', delayMs: 200 } });
+    const started = Date.now();
+    expect((await call(`/api/lms/contact/${DEMO_STUDENT_ID}`)).status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+
+    expect((await call(CRM_SIM_CONTROL_PATH, { ...base, method: 'PUT', body: { fault: null } })).json.data).toEqual({ fault: null, delayMs: null, pathPrefix: null });
+    expect((await call(`/api/lms/contact/${DEMO_STUDENT_ID}`)).status).toBe(200);
+  });
+
   it('each simulator has its own copy of the data', async () => {
     const other = await startCrmSim({ port: 0 });
     try {
@@ -395,6 +418,37 @@ describe('fixtures', () => {
   });
 });
 
+describe('more students (load runs)', () => {
+  it('students: N adds c_<slug>_stu_31… seated in the six sections, with addresses of their own; the fixed 30 are unchanged', async () => {
+    const big = await startCrmSim({ port: 0, students: 250 });
+    try {
+      const demo = big.data[DEMO_INSTITUTION.id];
+      expect(demo.students).toHaveLength(250);
+      expect(demo.students.slice(0, 30)).toEqual(demoFixtures.students);
+      expect(big.data[SECOND_INSTITUTION.id].students).toHaveLength(250);
+      const ids = demo.students.map((s) => s.contact.id);
+      expect(new Set(ids).size).toBe(250);
+      expect(ids[30]).toBe('c_demo_stu_31');
+      expect(ids[249]).toBe('c_demo_stu_250');
+      const emails = demo.students.map((s) => s.contact.email);
+      expect(new Set(emails).size).toBe(250);
+      const bySection = new Map<string, number>();
+      for (const s of demo.students) bySection.set(s.student.currentEnrolment!.sectionId!, (bySection.get(s.student.currentEnrolment!.sectionId!) ?? 0) + 1);
+      expect([...bySection.values()].sort()).toEqual([41, 41, 42, 42, 42, 42]);
+
+      // Served like the others: contact, student record, fee status, section roster.
+      const get = async (path: string) =>
+        (await request(`http://127.0.0.1:${big.port}${path}`, { headers: { host: `demo.${big.baseDomain}`, authorization: `Bearer ${big.apiKey}` } })).body.json() as Promise<any>;
+      expect((await get('/api/lms/contact/c_demo_stu_250')).data).toMatchObject({ id: 'c_demo_stu_250', email: emails[249], contactType: 'CONTACT_STUDENT' });
+      expect((await get('/api/lms/students/c_demo_stu_250/fee-status')).data.status).toBe('PAID');
+      expect((await get('/api/lms/student/c_demo_stu_250/parents')).data).toEqual([]);
+      expect((await get(`/api/lms/sections/${DEMO_SECTION_ID}/students`)).data).toHaveLength(bySection.get(DEMO_SECTION_ID)!);
+    } finally {
+      await big.close();
+    }
+  });
+});
+
 describe('runCrmSimCli', () => {
   it('starts on CRM_SIM_PORT and prints the base domain and key', async () => {
     const lines: string[] = [];
@@ -404,8 +458,20 @@ describe('runCrmSimCli', () => {
       const out = lines.join('\n');
       expect(out).toContain(`CRM_BASE_DOMAIN=${cli.baseDomain}`);
       expect(out).toContain(`CRM_API_KEY=${cli.apiKey}`);
+      expect(out).toContain(`http://${cli.baseDomain}${CRM_SIM_CONTROL_PATH}`);
+      expect(cli.data[DEMO_INSTITUTION.id].students).toHaveLength(30);
     } finally {
       await cli.close();
     }
+  });
+
+  it('CRM_SIM_STUDENTS sets the students per institution; a bad value is refused', async () => {
+    const cli = await runCrmSimCli({ CRM_SIM_PORT: '0', CRM_SIM_STUDENTS: '120' }, { log: () => undefined }, { handleSignals: false });
+    try {
+      expect(cli.data[DEMO_INSTITUTION.id].students).toHaveLength(120);
+    } finally {
+      await cli.close();
+    }
+    await expect(runCrmSimCli({ CRM_SIM_PORT: '0', CRM_SIM_STUDENTS: 'lots' }, { log: () => undefined }, { handleSignals: false })).rejects.toThrow(/CRM_SIM_STUDENTS/);
   });
 });

@@ -16,6 +16,13 @@ beforeAll(async () => {
       typed.get('/api/test/boom', async () => {
         throw new Error('secret internal detail');
       });
+      // PostgreSQL restarting, as Drizzle reports it: the driver's error as the cause.
+      typed.get('/api/test/db-down', async () => {
+        throw Object.assign(new Error('Failed query: select 1'), { cause: Object.assign(new Error('the database system is shutting down'), { code: '57P03' }) });
+      });
+      typed.get('/api/test/db-lost', async () => {
+        throw new Error('Connection terminated unexpectedly');
+      });
       typed.post('/api/test/echo', { schema: { body: z.object({ title: z.string().min(1), count: z.number().int() }) } }, async (req) => ({ data: req.body, error: null }));
       typed.get(
         '/api/test/wrong-shape',
@@ -155,10 +162,32 @@ describe('platform headers and versioning', () => {
     expect(no.headers['access-control-allow-origin']).toBeUndefined();
   });
 
+  it('a database that is restarting or unreachable is 503 SERVICE_UNAVAILABLE, not a 500', async () => {
+    for (const path of ['/api/test/db-down', '/api/test/db-lost']) {
+      const res = await t.request('GET', path, { token: student });
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ data: null, error: { code: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable; retry shortly' } });
+    }
+  });
+
   it('reports readiness with the database', async () => {
     const res = await t.request('GET', '/readyz');
     expect(res.status).toBe(200);
     expect(res.body.data.status).toBe('ready');
+  });
+
+  it('is unready while draining for shutdown, and still serves everything else', async () => {
+    t.app.draining = true;
+    try {
+      const ready = await t.request('GET', '/readyz');
+      expect(ready.status).toBe(503);
+      expect(ready.body).toEqual({ data: null, error: { code: 'SERVICE_UNAVAILABLE', message: 'Shutting down' } });
+      expect((await t.request('GET', '/healthz')).status).toBe(200);
+      expect((await t.request('GET', '/api/auth/session', { token: student })).status).toBe(200);
+    } finally {
+      t.app.draining = false;
+    }
+    expect((await t.request('GET', '/readyz')).status).toBe(200);
   });
 });
 

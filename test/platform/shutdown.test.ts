@@ -1,6 +1,7 @@
 /**
- * Graceful shutdown of the real process (`lms start`): on SIGTERM a request in flight is
- * answered, then the process closes the database and exits 0. Also the SMTP sink `lms start`
+ * Graceful shutdown of the real process (`lms start`): on SIGTERM /readyz turns 503 while
+ * requests are still served for SHUTDOWN_DELAY_MS, a request in flight is answered, then the
+ * process closes the database and exits 0. Also the SMTP sink `lms start`
  * runs without SMTP_URL: announced in the banner, storing mail in DATA_DIR/mailbox, closed on
  * shutdown.
  */
@@ -51,6 +52,8 @@ beforeAll(async () => {
       CRM_PROTOCOL: sim.protocol,
       CRM_API_KEY: sim.apiKey,
       LOG_LEVEL: process.env.SHUTDOWN_TEST_LOG ?? 'silent',
+      // Unready, still serving, this long after SIGTERM (a load balancer's drain time).
+      SHUTDOWN_DELAY_MS: '4000',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -120,6 +123,17 @@ describe('SIGTERM', () => {
     }
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
+
+    // During the shutdown delay /readyz turns 503 (the load balancer takes the replica out)
+    // while requests are still served.
+    let ready = await fetch(`${baseUrl}/readyz`);
+    for (let i = 0; i < 50 && ready.status === 200; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      ready = await fetch(`${baseUrl}/readyz`);
+    }
+    expect(ready.status).toBe(503);
+    expect((await ready.json()).error.code).toBe('SERVICE_UNAVAILABLE');
+    expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200);
 
     const res = await inFlight;
     if (process.env.SHUTDOWN_TEST_LOG) console.error('[test] response', res.status);

@@ -286,6 +286,37 @@ function feeStatusFor(n: number): CrmFeeStatus {
   return { status: 'PAID', outstanding: 0, dueDate: null };
 }
 
+/**
+ * Students beyond the fixed 30, for load runs (`startCrmSim({ students })`, `CRM_SIM_STUDENTS`):
+ * `c_<slug>_stu_31`, `_32`, … continue the numbering, seated round-robin in the six sections,
+ * fees PAID, no parents, each with an address of their own. The fixed 30 are unchanged.
+ */
+export function addStudents(f: InstitutionFixtures, total: number): void {
+  const slug = f.institution.slug;
+  const sections = f.classes.flatMap((c) => c.sections.map((s) => ({ cls: c, section: s })));
+  for (let n = f.students.length + 1; n <= total; n++) {
+    const seat = n - 1;
+    const { cls, section } = sections[seat % sections.length];
+    const firstName = FIRST_NAMES[seat % FIRST_NAMES.length];
+    const lastName = LAST_NAMES[(seat * 7) % LAST_NAMES.length];
+    const contactId = studentContactId(slug, n);
+    f.students.push({
+      contact: { id: contactId, firstName, lastName, email: `${firstName}.${lastName}.${n}@${slug}.example`.toLowerCase(), contactType: 'CONTACT_STUDENT', status: 'ACTIVE' },
+      student: {
+        id: `s_${slug}_${pad(n)}`,
+        contactId,
+        firstName,
+        lastName,
+        studentCode: `${slug.slice(0, 3).toUpperCase()}-2025-${pad(n)}`,
+        currentEnrolment: { classId: cls.id, className: cls.name, sectionId: section.id, sectionName: section.name },
+      },
+      rollNumber: Math.floor(seat / sections.length) + 1,
+      feeStatus: { status: 'PAID', outstanding: 0, dueDate: null },
+      parents: [],
+    });
+  }
+}
+
 /** Fixture data by institution id. Treat as read-only; the simulator works on its own copy. */
 export const crmFixtures: Record<string, InstitutionFixtures> = {
   [DEMO_INSTITUTION.id]: buildInstitution(DEMO_INSTITUTION, 0),

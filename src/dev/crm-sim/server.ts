@@ -4,7 +4,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { DEV_CRM_API_KEY } from '../../config.js';
 import type { CompletionPush } from '../../platform/crm/types.js';
-import { attendanceFor, crmFixtures, findContact, findStudent, parentChildren, sectionRoster, type InstitutionFixtures } from './fixtures.js';
+import { addStudents, attendanceFor, crmFixtures, findContact, findStudent, parentChildren, sectionRoster, type InstitutionFixtures } from './fixtures.js';
 
 /**
  * CRM simulator (DESIGN.md §5): the spec 4.10 surface over real HTTP, with host-based tenant
@@ -64,9 +64,22 @@ export interface CrmSimOptions {
   apiKey?: string;
   /** Host name of the parent domain; the port is appended unless given. Default `crm.localhost`. */
   baseDomain?: string;
+  /** Students per institution (at least the fixed 30; the extra ones come from `addStudents`). */
+  students?: number;
 }
 
 const DEFAULT_SLOW_MS = 3000;
+/**
+ * The control path: `PUT /_sim/fault` with the API key and `{fault, delayMs?, pathPrefix?}`
+ * (`fault: null` clears it) sets the fault switch from outside the process, `GET` reads it. It
+ * is never faulted itself and is not recorded.
+ */
+export const CRM_SIM_CONTROL_PATH = '/_sim/fault';
+const faultBody = z.object({
+  fault: z.enum(['down', 'slow', 'error500', 'malformed', 'badshape']).nullable(),
+  delayMs: z.number().int().min(0).max(600_000).optional(),
+  pathPrefix: z.string().max(200).optional(),
+});
 const MAX_BODY_BYTES = 1_048_576;
 
 const completionSchema = z.object({
@@ -93,6 +106,7 @@ export async function startCrmSim(opts: CrmSimOptions = {}): Promise<CrmSim> {
   const apiKey = opts.apiKey ?? DEV_CRM_API_KEY;
   const host = opts.host ?? '127.0.0.1';
   const data: Record<string, InstitutionFixtures> = structuredClone(crmFixtures);
+  if (opts.students) for (const f of Object.values(data)) addStudents(f, opts.students);
   const requests: CrmSimRequest[] = [];
   const completions: CrmSimCompletion[] = [];
   const timers = new Set<NodeJS.Timeout>();
@@ -101,9 +115,30 @@ export async function startCrmSim(opts: CrmSimOptions = {}): Promise<CrmSim> {
 
   const bySlug = (slug: string) => Object.values(data).find((f) => f.institution.slug === slug);
 
+  const setFault: CrmSim['setFault'] = (kind, o = {}) => {
+    fault = kind ? { kind, delayMs: o.delayMs ?? DEFAULT_SLOW_MS, pathPrefix: o.pathPrefix ?? '' } : null;
+  };
+
+  async function control(req: IncomingMessage, res: ServerResponse) {
+    if (!bearerMatches(req.headers.authorization, apiKey)) throw new HttpFailure(401, 'AUTH_REQUIRED', 'Invalid API key');
+    if (req.method === 'PUT') {
+      const body = faultBody.safeParse(await readJson(req));
+      if (!body.success) throw new HttpFailure(400, 'VALIDATION_ERROR', body.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+      setFault(body.data.fault, body.data);
+    } else if (req.method !== 'GET') throw new HttpFailure(404, 'NOT_FOUND', 'Route not found');
+    sendEnvelope(res, 200, { fault: fault?.kind ?? null, delayMs: fault?.delayMs ?? null, pathPrefix: fault?.pathPrefix ?? null }, null);
+  }
+
   const server = createServer((req, res) => {
     const hostHeader = String(req.headers.host ?? '').toLowerCase();
     const path = req.url ?? '/';
+    if (path === CRM_SIM_CONTROL_PATH) {
+      control(req, res).catch((err: unknown) => {
+        if (err instanceof HttpFailure) return sendEnvelope(res, err.status, null, { code: err.code, message: err.message });
+        sendEnvelope(res, 500, null, { code: 'INTERNAL_ERROR', message: String(err) });
+      });
+      return;
+    }
     requests.push({ method: req.method ?? 'GET', host: hostHeader, path, headers: { ...req.headers } });
 
     const active = fault && path.startsWith(fault.pathPrefix) ? fault : null;
@@ -249,9 +284,7 @@ export async function startCrmSim(opts: CrmSimOptions = {}): Promise<CrmSim> {
     data,
     completions,
     requests,
-    setFault(kind, o = {}) {
-      fault = kind ? { kind, delayMs: o.delayMs ?? DEFAULT_SLOW_MS, pathPrefix: o.pathPrefix ?? '' } : null;
-    },
+    setFault,
     resetRecords() {
       requests.length = 0;
       completions.length = 0;

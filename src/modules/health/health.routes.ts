@@ -1,6 +1,6 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
-import { AppError } from '../../platform/http/errors.js';
+import { sendError } from '../../platform/http/errors-plugin.js';
 import { livenessSchema, readinessSchema } from './health.schemas.js';
 
 /** Liveness and readiness probes, public and outside /api. */
@@ -23,15 +23,17 @@ const routes: ModuleRoutes = async (app, deps) => {
       schema: {
         tags: ['health'],
         operationId: 'readyz',
-        summary: 'The database is reachable',
+        summary: 'The database is reachable and the process is not shutting down',
         response: { 200: envelope(readinessSchema), 503: errorEnvelope },
       },
     },
-    async () => {
+    async (_req, reply) => {
+      // Unready is an expected answer (shutting down, PostgreSQL restarting): not logged as an error.
+      if (app.draining) return sendError(reply, 503, 'SERVICE_UNAVAILABLE', 'Shutting down');
       try {
         await deps.database.ping();
       } catch {
-        throw new AppError('SERVICE_UNAVAILABLE', 'Database is not reachable');
+        return sendError(reply, 503, 'SERVICE_UNAVAILABLE', 'Database is not reachable');
       }
       return ok({ status: 'ready' as const, database: deps.database.driver });
     },

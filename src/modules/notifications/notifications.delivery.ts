@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Deps } from '../../platform/context.js';
 import { byId, inTenant } from '../../platform/db/tenancy.js';
+import { retryWhileUnavailable } from '../../platform/db/errors.js';
 import { isCrmError } from '../../platform/crm/client.js';
 import { MailError, type MailAttachment } from '../../platform/mail/mailer.js';
 import { isStorageError } from '../../platform/storage/types.js';
@@ -84,13 +85,21 @@ async function attachmentsOf(deps: Deps, row: NotificationRow): Promise<MailAtta
   );
 }
 
-/** Mark one row SENT: only while PENDING, so a row is recorded sent once whoever races. */
+/**
+ * Mark rows SENT: only while PENDING, so a row is recorded sent once whoever races. The message
+ * is already out, so a database that is briefly unavailable (a PostgreSQL restart) is waited
+ * for: giving up here would leave the row PENDING and the retried job would send it again.
+ */
 async function markSent(deps: Deps, ids: string[]) {
   const now = deps.clock.now();
-  await deps.database.db
-    .update(notifications)
-    .set({ status: 'SENT', sentAt: now, updatedAt: now, failureReason: null, attempts: sql`${notifications.attempts} + 1` })
-    .where(and(inArray(notifications.id, ids), eq(notifications.status, 'PENDING')));
+  await retryWhileUnavailable(
+    () =>
+      deps.database.db
+        .update(notifications)
+        .set({ status: 'SENT', sentAt: now, updatedAt: now, failureReason: null, attempts: sql`${notifications.attempts} + 1` })
+        .where(and(inArray(notifications.id, ids), eq(notifications.status, 'PENDING'))),
+    { onRetry: (err) => deps.log.warn?.(`[lms] recording ${ids.length} sent notification(s) waits for the database: ${(err as Error).message}`) },
+  );
 }
 
 async function markFailed(deps: Deps, ids: string[], reason: string, final: boolean) {

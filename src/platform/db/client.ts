@@ -82,6 +82,14 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     });
     // An idle client losing its connection must not crash the process.
     pool.on('error', (err) => console.error('[lms] idle database client error', err.message));
+    // Nor a checked-out one: pg-pool listens for errors only on idle clients, and a transaction
+    // holds its client between statements. When PostgreSQL restarts (or a backend is
+    // terminated) such a client emits 'error' with no listener, which would crash the process;
+    // with this one, the transaction's next statement fails, the client is discarded on
+    // release, and the pool opens a fresh connection for the next caller.
+    pool.on('connect', (client) => {
+      client.on('error', (err) => console.error('[lms] database connection lost', err.message));
+    });
     const db = drizzlePg(pool, { schema }) as unknown as Db;
     return {
       db,

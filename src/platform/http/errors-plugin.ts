@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type ErrorCode } from './errors.js';
-import { isForeignKeyViolation } from '../db/errors.js';
+import { isDatabaseUnavailable, isForeignKeyViolation } from '../db/errors.js';
 
 const FASTIFY_CODE_MAP: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
@@ -71,6 +71,11 @@ export function toAppError(err: FastifyError | Error, req: FastifyRequest): AppE
   }
   // A referenced record deleted while the request ran: it does not exist any more.
   if (isForeignKeyViolation(err)) return new AppError('NOT_FOUND', 'A record this request refers to no longer exists');
+  // PostgreSQL restarting or unreachable: not a bug, and worth retrying shortly.
+  if (isDatabaseUnavailable(err)) {
+    req.log.warn({ reqId: req.id, err: err.message }, 'database unavailable');
+    return new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly');
+  }
   const fe = err as FastifyError;
   const mapped = fe.code ? FASTIFY_CODE_MAP[fe.code] : undefined;
   if (mapped) return new AppError(mapped, fe.message);

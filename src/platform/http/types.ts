@@ -26,6 +26,8 @@ declare module 'fastify' {
     recordScope?: RecordScope;
   }
   interface FastifyInstance {
+    /** Set on SIGTERM: /readyz answers 503 so load balancers stop sending requests (main.ts). */
+    draining: boolean;
     /** Every documented /api route (method, url), for the docs completeness test. */
     registeredRoutes: Array<{ method: string; url: string }>;
     /** Responses written through zod + JSON.stringify instead of the compiled serializer, and why (serializer.ts). */

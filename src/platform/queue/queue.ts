@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import type { Db, DbOrTx } from '../db/client.js';
 import { newId } from '../ids.js';
+import { retryWhileUnavailable } from '../db/errors.js';
 import { jobs, type Job } from './queue.tables.js';
 import {
   DEFAULT_JOB_TIMEOUT_MS,
@@ -340,8 +341,11 @@ export class Worker<D extends JobDefinitions = AppJobDefinitions> {
       // A finished occurrence of a recurring job frees its key: schedule the next one with it.
       if (updated.length > 0 && recurring && values.status !== 'queued') await this.scheduleNext(db, job.name, now);
     };
-    if (recurring) await this.opts.db.transaction(apply);
-    else await apply(this.opts.db);
+    // The job ran: record that even across a short database outage, or it would run again.
+    await retryWhileUnavailable(() => (recurring ? this.opts.db.transaction(apply) : apply(this.opts.db)), {
+      budgetMs: this.leaseMs,
+      onRetry: (err) => this.log.warn(`[lms] recording the outcome of job ${job.name} ${job.id} waits for the database: ${(err as Error).message}`),
+    });
     if (error !== undefined) {
       this.log[dead ? 'error' : 'warn'](`[lms] job ${job.name} ${job.id} failed (attempt ${job.attempts}/${job.maxAttempts})${dead ? ', moved to dead' : ''}: ${message}`);
     }
