@@ -14,13 +14,13 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { mintToken } from '../src/platform/auth/tokens.js';
 import { DEMO_INSTITUTION, DEMO_STUDENT_ID } from '../src/dev/crm-sim/fixtures.js';
+import { freePort } from './cluster/procs.js';
 
 const IDLE = Number(process.env.BENCH_IDLE ?? 15);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -42,14 +42,6 @@ const describe = (s: Sample | undefined) =>
   s
     ? `RSS ${mib(s.rss)} MiB: V8 heap ${mib(s.heapTotal)} (used ${mib(s.heapUsed)}), external ${mib(s.external)} (ArrayBuffers ${mib(s.arrayBuffers)}), the rest ${mib(s.rss - s.heapTotal - s.external)} (code, stacks, native allocations)`
     : '—';
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
 
 async function main() {
   const dataDir = await mkdtemp(join(os.tmpdir(), 'lms-rss-'));

@@ -9,12 +9,12 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { TestProject } from 'vitest/node';
 import { CHROMIUM_PATH } from './browser.js';
+import { freePort } from '../helpers/ports.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -24,16 +24,6 @@ declare module 'vitest' {
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const run = promisify(execFile);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 export default async function setup(project: TestProject) {
   if (!existsSync(CHROMIUM_PATH)) {

@@ -4,8 +4,6 @@
  * LIVE_CLASS_RECORDING_READY fan-out, and the whole cycle through the recorder simulator (in the
  * app, and over real HTTP with the app listening on a port).
  */
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq, sql } from 'drizzle-orm';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -19,6 +17,7 @@ import { jobs } from '../../src/platform/queue/queue.tables.js';
 import { sendRecordingReady } from '../../src/modules/live-sessions/live-sessions.recording.js';
 import { startRecorderSim } from '../../src/dev/recorder-sim/server.js';
 import { DEMO_ADMIN_ID, DEMO_TEACHER2_ID, DEMO_TEACHER_ID, NORTH_ADMIN_ID, SECOND_INSTITUTION } from '../../src/dev/crm-sim/fixtures.js';
+import { freePort } from '../helpers/ports.js';
 
 let t: TestApp;
 let teacher: string;
@@ -545,13 +544,3 @@ describe('the whole cycle through the recorder simulator', () => {
     }
   });
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}

@@ -11,7 +11,6 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -23,6 +22,7 @@ import { openDatabase } from '../../src/platform/db/client.js';
 import { enqueue } from '../../src/platform/queue/queue.js';
 import { jobs } from '../../src/platform/queue/queue.tables.js';
 import { systemClock } from '../../src/platform/clock.js';
+import { freePort } from '../helpers/ports.js';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -31,16 +31,6 @@ const PG_DB = 'lms_build_check';
 let deployDir: string;
 let env: NodeJS.ProcessEnv;
 let child: ChildProcess | undefined;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 async function adminQuery(sql: string) {
   const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });

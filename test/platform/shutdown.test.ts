@@ -8,13 +8,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCrmSim, type CrmSim } from '../../src/dev/crm-sim/server.js';
 import { mintToken } from '../../src/platform/auth/tokens.js';
 import { createMailer } from '../../src/platform/mail/mailer.js';
+import { freePort } from '../helpers/ports.js';
 
 const SECRET = 'shutdown-test-secret-0123456789abcdef';
 let sim: CrmSim;
@@ -22,16 +23,6 @@ let dataDir: string;
 let child: ChildProcess;
 let baseUrl: string;
 let banner = '';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 beforeAll(async () => {
   sim = await startCrmSim({ port: 0 });

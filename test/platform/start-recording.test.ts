@@ -7,12 +7,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCrmSim, type CrmSim } from '../../src/dev/crm-sim/server.js';
 import { mintToken } from '../../src/platform/auth/tokens.js';
+import { freePort } from '../helpers/ports.js';
 
 const SECRET = 'start-recording-test-secret-0123456789';
 let sim: CrmSim;
@@ -20,16 +21,6 @@ let dataDir: string;
 let child: ChildProcess;
 let baseUrl: string;
 let banner = '';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 beforeAll(async () => {
   sim = await startCrmSim({ port: 0 });
