@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { mintToken } from '../src/platform/auth/tokens.js';
 import { prepareNotesScenario } from './notes-scenario.js';
+import { canPin } from './pinning.js';
 import { READY_PREFIX } from './server.js';
 
 const DATABASE_URL = process.env.BENCH_DATABASE_URL;
@@ -33,16 +34,6 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
 const AUTH_SECRET = 'bench-auth-secret-0123456789abcdef';
 const SERVER_FILE = fileURLToPath(new URL('./server.ts', import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
-
-function canPin(): boolean {
-  if (process.env.BENCH_PIN === '0' || os.availableParallelism() < 2) return false;
-  try {
-    execFileSync('taskset', ['-V'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function startApp(dataDir: string): Promise<{ url: string; child: ChildProcess }> {
   const nodeArgs = ['--import', 'tsx', SERVER_FILE, 'app-pg'];

@@ -43,6 +43,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon, { type Result } from 'autocannon';
 import { mintToken, type MintInput } from '../src/platform/auth/tokens.js';
 import { DEMO_INSTITUTION, DEMO_STUDENT_ID } from '../src/dev/crm-sim/fixtures.js';
+import { canPin } from './pinning.js';
 import { READY_PREFIX, STATS_PREFIX, TARGETS, type ServerStats } from './server.js';
 import { prepareNotesScenario } from './notes-scenario.js';
 import { prepareInboxScenario } from './inbox-scenario.js';
@@ -141,15 +142,6 @@ function nonNegative(name: string, fallback: number): number {
   return v;
 }
 
-function canPin(): boolean {
-  if (process.env.BENCH_PIN === '0' || os.availableParallelism() < 2) return false;
-  try {
-    execFileSync('taskset', ['-V'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 const PIN = canPin();
 const LOADGEN_CPU = '0';
 const SERVER_CPU = '1';

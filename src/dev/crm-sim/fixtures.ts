@@ -192,6 +192,23 @@ const SECTION_LAYOUT = [
 ];
 const STUDENTS_PER_SECTION = 5;
 
+/** Student n of an institution seated in `section` of `cls`: its Contact and Student records, no parents yet. */
+function studentOf(slug: string, n: number, firstName: string, lastName: string, address: string, cls: CrmClass, section: { id: string; name: string }) {
+  const contactId = studentContactId(slug, n);
+  return {
+    contact: { id: contactId, firstName, lastName, email: address, contactType: 'CONTACT_STUDENT' as const, status: 'ACTIVE' as const },
+    student: {
+      id: `s_${slug}_${pad(n)}`,
+      contactId,
+      firstName,
+      lastName,
+      studentCode: `${slug.slice(0, 3).toUpperCase()}-2025-${pad(n)}`,
+      currentEnrolment: { classId: cls.id, className: cls.name, sectionId: section.id, sectionName: section.name },
+    },
+    parents: [] as FixtureStudent['parents'],
+  };
+}
+
 function buildInstitution(institution: CrmInstitution, nameOffset: number): InstitutionFixtures {
   const slug = institution.slug;
   const mailDomain = `${slug}.example`;
@@ -217,20 +234,10 @@ function buildInstitution(institution: CrmInstitution, nameOffset: number): Inst
     const section = cls.sections[Math.floor(seat / STUDENTS_PER_SECTION) % SECTION_LAYOUT.length];
     const firstName = FIRST_NAMES[(seat + nameOffset) % FIRST_NAMES.length];
     const lastName = LAST_NAMES[(seat * 7 + nameOffset) % LAST_NAMES.length];
-    const contactId = studentContactId(slug, n);
     students.push({
-      contact: { id: contactId, firstName, lastName, email: email(firstName, lastName), contactType: 'CONTACT_STUDENT', status: 'ACTIVE' },
-      student: {
-        id: `s_${slug}_${pad(n)}`,
-        contactId,
-        firstName,
-        lastName,
-        studentCode: `${slug.slice(0, 3).toUpperCase()}-2025-${pad(n)}`,
-        currentEnrolment: { classId: cls.id, className: cls.name, sectionId: section.id, sectionName: section.name },
-      },
+      ...studentOf(slug, n, firstName, lastName, email(firstName, lastName), cls, section),
       rollNumber: (seat % STUDENTS_PER_SECTION) + 1,
       feeStatus: feeStatusFor(n),
-      parents: [],
     });
   }
 
@@ -299,20 +306,10 @@ export function addStudents(f: InstitutionFixtures, total: number): void {
     const { cls, section } = sections[seat % sections.length];
     const firstName = FIRST_NAMES[seat % FIRST_NAMES.length];
     const lastName = LAST_NAMES[(seat * 7) % LAST_NAMES.length];
-    const contactId = studentContactId(slug, n);
     f.students.push({
-      contact: { id: contactId, firstName, lastName, email: `${firstName}.${lastName}.${n}@${slug}.example`.toLowerCase(), contactType: 'CONTACT_STUDENT', status: 'ACTIVE' },
-      student: {
-        id: `s_${slug}_${pad(n)}`,
-        contactId,
-        firstName,
-        lastName,
-        studentCode: `${slug.slice(0, 3).toUpperCase()}-2025-${pad(n)}`,
-        currentEnrolment: { classId: cls.id, className: cls.name, sectionId: section.id, sectionName: section.name },
-      },
+      ...studentOf(slug, n, firstName, lastName, `${firstName}.${lastName}.${n}@${slug}.example`.toLowerCase(), cls, section),
       rollNumber: Math.floor(seat / sections.length) + 1,
       feeStatus: { status: 'PAID', outstanding: 0, dueDate: null },
-      parents: [],
     });
   }
 }
