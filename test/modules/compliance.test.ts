@@ -256,6 +256,53 @@ describe('compliance', () => {
     t.clock.set(START);
   });
 
+  it('a new cycle gives the course’s quiz its attempts afresh: maxAttempts counts the cycle’s attempts, numbers go on', async () => {
+    t.clock.set(START);
+    // A fresh token for each call: the clock moves by years.
+    const studentToken = () => t.token({ role: 'STUDENT', id: DEMO_STUDENT_ID });
+    const course = await createCourse(t, { title: 'Yearly quiz' });
+    const lesson = await createLesson(t, { courseId: course.id, type: 'QUIZ' });
+    const quiz = expectOk(
+      await t.request('PUT', `/api/quiz/${lesson.id}`, {
+        token: teacher,
+        body: { title: 'Check', passingScore: 100, maxAttempts: 2, questions: [{ type: 'TRUE_FALSE', prompt: 'Sky is blue.', correctAnswer: true, order: 0 }] },
+      }),
+      201,
+    );
+    const questionId = quiz.questions[0].id;
+    const tr = expectOk(
+      await t.request('POST', '/api/compliance/training', { token: admin, body: { courseId: course.id, sectionIds: [DEMO_SECTION_ID], dueDate: DUE, recurrenceMonths: 12 } }),
+      201,
+    );
+    const attempt = async (value: boolean) => t.request('POST', `/api/quiz/${lesson.id}/attempt`, { token: await studentToken(), body: { answers: [{ questionId, value }] } });
+    const record = async () => (await myRecords()).find((r: any) => r.trainingId === tr.id);
+
+    // Cycle 1: both attempts used, the second passes.
+    expect(expectOk(await attempt(false))).toMatchObject({ attemptNumber: 1, passed: false });
+    t.clock.set('2026-03-15T00:00:00.000Z');
+    expect(expectOk(await attempt(true))).toMatchObject({ attemptNumber: 2, passed: true, completion: { courseCompleted: true } });
+    expectError(await attempt(true), 409, 'ATTEMPT_LIMIT');
+    await sweepCompliance(t.deps);
+    expect(await record()).toMatchObject({ cycle: 1, status: 'COMPLETED' });
+
+    // Cycle 2 reopens the course: the quiz has its 2 attempts again, numbered on from 3.
+    t.clock.set('2027-03-15T00:30:00.000Z');
+    await sweepCompliance(t.deps);
+    expect(await record()).toMatchObject({ cycle: 2, status: 'ASSIGNED' });
+    expect(expectOk(await t.request('GET', `/api/quiz/${lesson.id}`, { token: await studentToken() })).myAttempts).toMatchObject({ used: 0, remaining: 2, passed: false });
+    expect(expectOk(await attempt(false))).toMatchObject({ attemptNumber: 3, passed: false });
+    expect(expectOk(await attempt(true))).toMatchObject({ attemptNumber: 4, passed: true, completion: { lessonScore: 100, courseCompleted: true } });
+    expectError(await attempt(true), 409, 'ATTEMPT_LIMIT');
+    expect(await record()).toMatchObject({ cycle: 2, status: 'COMPLETED' });
+    // The history keeps every attempt.
+    expect(
+      expectOk(await t.request('GET', `/api/quiz/${lesson.id}/attempts`, { token: await studentToken() }))
+        .map((a: any) => a.attemptNumber)
+        .sort(),
+    ).toEqual([1, 2, 3, 4]);
+    t.clock.set(START);
+  });
+
   it('a completion from before the training counts while still valid; an expired one reopens the course', async () => {
     t.clock.set('2025-01-10T09:00:00.000Z');
     const course = await createCourse(t, { title: 'Done before' });

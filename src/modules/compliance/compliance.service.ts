@@ -177,7 +177,8 @@ type AuditSource = 'compliance.training' | 'compliance.sweep';
 /**
  * Opens learners' enrollments again for a new cycle: a COMPLETED enrollment in the training's
  * course goes back to ACTIVE with its lesson completions (and scores) cleared, so the course can
- * be completed inside the cycle, and an `enrollment.reopen` audit row is written for each. The
+ * be completed inside the cycle (`reopened_at` set: the cycle's quiz attempts count afresh against
+ * `maxAttempts`), and an `enrollment.reopen` audit row is written for each. The
  * certificate of the earlier completion is kept (certificates are one per enrollment), so a
  * completion in a later cycle issues none and is not pushed to the CRM again (one per enrollment).
  */
@@ -191,7 +192,7 @@ async function reopenEnrollments(tx: ServiceContext, training: ComplianceTrainin
           select id, completed_at, final_score from ${enrollments}
           where institution_id = ${tx.institutionId} and course_id = ${training.courseId} and student_id = any(${sql.param([...cycleOf.keys()])}::text[]) and status = 'COMPLETED'
           for update)
-        update ${enrollments} e set status = 'ACTIVE', progress = 0, completed_at = null, final_score = null, updated_at = ${nowIso}::timestamptz
+        update ${enrollments} e set status = 'ACTIVE', progress = 0, completed_at = null, final_score = null, reopened_at = ${nowIso}::timestamptz, updated_at = ${nowIso}::timestamptz
         from old where e.institution_id = ${tx.institutionId} and e.id = old.id
         returning e.id, e.student_id, old.completed_at, old.final_score`,
   );

@@ -25,6 +25,11 @@ export const enrollments = pgTable(
     lastAccessedAt: ts('last_accessed_at'),
     /** The learning path that made this enrollment: the path's order then locks the course until the courses before it are completed. */
     learningPathId: text('learning_path_id'),
+    /**
+     * When a recurring compliance training last reopened this completed enrollment for a new
+     * cycle: quiz attempts started before it no longer count against `maxAttempts`.
+     */
+    reopenedAt: ts('reopened_at'),
     updatedAt: ts('updated_at').notNull(),
   },
   (t) => [

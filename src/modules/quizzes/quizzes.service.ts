@@ -59,6 +59,16 @@ const ownAttempts = (ctx: ServiceContext, quizId: string) =>
     .where(and(inTenant(ctx, quizAttempts), eq(quizAttempts.quizId, quizId), eq(quizAttempts.studentId, ctx.actor.personId)))
     .orderBy(asc(quizAttempts.attemptNumber));
 
+/**
+ * The attempts of the current cycle: those started since a recurring compliance training last
+ * reopened the enrollment (all of them when it never did). They are what `maxAttempts`,
+ * `myAttempts` and the lesson's best score count; attempt numbers go on across cycles.
+ */
+const ofCurrentCycle = (attempts: QuizAttempt[], enrollment: Pick<Enrollment, 'reopenedAt'> | null | undefined) => {
+  const since = enrollment?.reopenedAt;
+  return since ? attempts.filter((a) => a.startedAt.getTime() >= since.getTime()) : attempts;
+};
+
 /** An IN_PROGRESS attempt whose deadline and grace period have passed: it can no longer be submitted. */
 const pastGrace = (a: QuizAttempt, now: Date) => a.deadlineAt !== null && now.getTime() > a.deadlineAt.getTime() + GRACE_MS;
 
@@ -140,9 +150,9 @@ const staffView = (quiz: Quiz, lesson: Lesson) => toQuizDto(quiz, lesson, quiz.q
  * an open attempt (so reading the questions starts the clock). The shuffle seed is the learner
  * and the attempt number (the open one, or the next), so a page reload shows the same order.
  */
-function learnerView(ctx: ServiceContext, quiz: Quiz, lesson: Lesson, attempts: QuizAttempt[], now: Date): QuizDto {
-  const myAttempts = summarise(quiz, attempts, now);
-  const attemptNumber = myAttempts.inProgress?.attemptNumber ?? attempts.length + 1;
+function learnerView(ctx: ServiceContext, quiz: Quiz, lesson: Lesson, attempts: QuizAttempt[], enrollment: Pick<Enrollment, 'reopenedAt'> | null | undefined, now: Date): QuizDto {
+  const myAttempts = summarise(quiz, ofCurrentCycle(attempts, enrollment), now);
+  const attemptNumber = myAttempts.inProgress?.attemptNumber ?? nextNumber(attempts);
   const visible = quiz.timeLimitMinutes === null || myAttempts.inProgress !== null;
   const questions = visible ? learnerQuestions(quiz, `${quiz.id}:${ctx.actor.personId}:${attemptNumber}`) : null;
   return toQuizDto(quiz, lesson, questions, myAttempts);
@@ -212,10 +222,10 @@ export async function upsertQuiz(ctx: ServiceContext, lessonId: string, input: U
  * learner view.
  */
 export async function getQuiz(ctx: ServiceContext, lessonId: string): Promise<QuizDto> {
-  const { lesson } = await requireAccess(ctx, 'lesson.open', lessonId);
+  const { lesson, enrollment } = await requireAccess(ctx, 'lesson.open', lessonId);
   const quiz = await loadQuiz(ctx, lesson);
   if (canManageCourses(ctx.actor)) return staffView(quiz, lesson);
-  return learnerView(ctx, quiz, lesson, await ownAttempts(ctx, quiz.id), ctx.clock.now());
+  return learnerView(ctx, quiz, lesson, await ownAttempts(ctx, quiz.id), enrollment, ctx.clock.now());
 }
 
 // ── taking ─────────────────────────────────────────────────────────────────────
@@ -230,12 +240,13 @@ export async function startAttempt(ctx: ServiceContext, lessonId: string): Promi
   const { lesson, enrollment } = await requireAccess(ctx, 'quiz.take', lessonId);
   if (lesson.type !== 'QUIZ') throw notFound('Quiz');
   const outcome = await withTx(ctx, async (tx) => {
-    await lockEnrollment(tx, enrollment.id);
+    const locked = await lockEnrollment(tx, enrollment.id);
     const quiz = await loadQuiz(tx, lesson);
     const attempts = await ownAttempts(tx, quiz.id);
+    const counted = ofCurrentCycle(attempts, locked);
     const now = tx.clock.now();
     const open = attempts.find((a) => a.status === 'IN_PROGRESS');
-    if (open && !pastGrace(open, now)) return { kind: 'open' as const, quiz, attempts, attempt: open, now };
+    if (open && !pastGrace(open, now)) return { kind: 'open' as const, quiz, attempts, locked, attempt: open, now };
     if (open) {
       await tx.db
         .update(quizAttempts)
@@ -244,7 +255,7 @@ export async function startAttempt(ctx: ServiceContext, lessonId: string): Promi
       open.status = 'EXPIRED';
       open.passed = false;
     }
-    if (quiz.maxAttempts !== null && attempts.length >= quiz.maxAttempts) return { kind: 'limit' as const, quiz, used: attempts.length };
+    if (quiz.maxAttempts !== null && counted.length >= quiz.maxAttempts) return { kind: 'limit' as const, quiz, used: counted.length };
     const [created] = await tx.db
       .insert(quizAttempts)
       .values({
@@ -261,14 +272,14 @@ export async function startAttempt(ctx: ServiceContext, lessonId: string): Promi
         updatedAt: now,
       })
       .returning();
-    return { kind: 'created' as const, quiz, attempts: [...attempts, created!], attempt: created!, now };
+    return { kind: 'created' as const, quiz, attempts: [...attempts, created!], locked, attempt: created!, now };
   });
   // Thrown after the commit, so an attempt found expired on the way stays recorded as EXPIRED.
   if (outcome.kind === 'limit') throw attemptLimit(outcome.quiz, outcome.used);
   return {
     created: outcome.kind === 'created',
     attempt: toAttemptDto(outcome.attempt, outcome.now),
-    quiz: learnerView(ctx, outcome.quiz, lesson, outcome.attempts, outcome.now),
+    quiz: learnerView(ctx, outcome.quiz, lesson, outcome.attempts, outcome.locked, outcome.now),
   };
 }
 
@@ -301,10 +312,11 @@ export async function submitAttempt(ctx: ServiceContext, lessonId: string, input
   const { lesson, course, enrollment } = await requireAccess(ctx, 'quiz.take', lessonId);
   if (lesson.type !== 'QUIZ') throw notFound('Quiz');
   const outcome = await withTx(ctx, async (tx) => {
-    await lockEnrollment(tx, enrollment.id);
+    const locked = await lockEnrollment(tx, enrollment.id);
     const quiz = await loadQuiz(tx, lesson);
     const answers = checkAnswers(quiz.questions, input.answers);
     const attempts = await ownAttempts(tx, quiz.id);
+    const counted = ofCurrentCycle(attempts, locked);
     const now = tx.clock.now();
 
     let target: QuizAttempt | null;
@@ -328,7 +340,7 @@ export async function submitAttempt(ctx: ServiceContext, lessonId: string, input
     // No open attempt: this submission is a new attempt started now, with or without a time limit.
     // Safe with a time limit: its time is zero, and a timed quiz shows its questions only during
     // an open attempt, so skipping /start gains no time on any attempt.
-    if (!target && quiz.maxAttempts !== null && attempts.length >= quiz.maxAttempts) throw attemptLimit(quiz, attempts.length);
+    if (!target && quiz.maxAttempts !== null && counted.length >= quiz.maxAttempts) throw attemptLimit(quiz, counted.length);
 
     const graded = grade(quiz.questions, answers, quiz.passingScore);
     const result = {
@@ -366,7 +378,7 @@ export async function submitAttempt(ctx: ServiceContext, lessonId: string, input
 
     let completion: Completion | null = null;
     if (graded.passed) {
-      const best = Math.max(graded.percentage, ...attempts.filter((a) => a.status === 'SUBMITTED' && a.passed && a.percentage !== null).map((a) => a.percentage!));
+      const best = Math.max(graded.percentage, ...counted.filter((a) => a.status === 'SUBMITTED' && a.passed && a.percentage !== null).map((a) => a.percentage!));
       const done = await completeAssessedLesson(tx, course, lesson.id, enrollment.id, best);
       completion = {
         lessonCompleted: true,
