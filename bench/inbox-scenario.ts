@@ -22,8 +22,8 @@
  */
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { openDatabase } from '../src/platform/db/client.js';
 import { DEMO_INSTITUTION, DEMO_STUDENT_ID } from '../src/dev/crm-sim/fixtures.js';
+import { connectScenario } from './scenario-db.js';
 
 export interface InboxScenarioOptions {
   databaseUrl: string;
@@ -60,23 +60,8 @@ export async function prepareInboxScenario(opts: InboxScenarioOptions): Promise<
   if (studentRows > total) throw new Error('the student’s rows must not exceed totalRows');
   const otherNotifications = Math.floor((total - studentRows) / 3);
 
-  if (opts.migrate ?? true) {
-    const database = await openDatabase({ databaseUrl: opts.databaseUrl, poolSize: 1 });
-    try {
-      await database.migrate();
-    } finally {
-      await database.close();
-    }
-  }
-
-  const client = new pg.Client({ connectionString: opts.databaseUrl });
-  await client.connect();
+  const { client, step } = await connectScenario(opts, log);
   const started = Date.now();
-  const step = async (label: string, text: string, values: unknown[] = []) => {
-    const t0 = Date.now();
-    const res = await client.query(text, values);
-    log(`${label}: ${res.rowCount ?? 0} rows in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  };
   // One generated notification: its three channel rows, IN_APP unread for every third, others read and SENT.
   const rowsOf = (recipient: string, count: number, prefix: string) => `
     insert into notifications (institution_id, id, recipient_id, key, category, channel, status, title, message, metadata,

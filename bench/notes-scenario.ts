@@ -33,8 +33,8 @@
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import type { MintInput } from '../src/platform/auth/tokens.js';
-import { openDatabase } from '../src/platform/db/client.js';
 import { DEMO_INSTITUTION, DEMO_STUDENT_ID } from '../src/dev/crm-sim/fixtures.js';
+import { connectScenario } from './scenario-db.js';
 
 export interface NotesScenarioOptions {
   databaseUrl: string;
@@ -90,23 +90,8 @@ export async function prepareNotesScenario(opts: NotesScenarioOptions): Promise<
   const log = opts.log ?? ((line: string) => console.log(`[notes-scenario] ${line}`));
   if (heavy > total) throw new Error('heavyStudentNotes must not exceed totalNotes');
 
-  if (opts.migrate ?? true) {
-    const database = await openDatabase({ databaseUrl: opts.databaseUrl, poolSize: 1 });
-    try {
-      await database.migrate();
-    } finally {
-      await database.close();
-    }
-  }
-
-  const client = new pg.Client({ connectionString: opts.databaseUrl });
-  await client.connect();
+  const { client, step } = await connectScenario(opts, log);
   const started = Date.now();
-  const step = async (label: string, text: string, values: unknown[] = []) => {
-    const t0 = Date.now();
-    const res = await client.query(text, values);
-    log(`${label}: ${res.rowCount ?? 0} rows in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  };
   try {
     await client.query('begin');
     await client.query(`set local maintenance_work_mem = '256MB'`);
