@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { freePort } from '../../../test/helpers/ports.js';
 import { isDatabaseUnavailable, retryWhileUnavailable } from './errors.js';
 
 /** node-postgres errors as they arrive, wrapped by Drizzle (`cause`). */
@@ -20,6 +21,17 @@ describe('isDatabaseUnavailable', () => {
     expect(isDatabaseUnavailable(wrapped(pgError('57014', 'canceling statement due to statement timeout')))).toBe(false);
     expect(isDatabaseUnavailable(new Error('boom'))).toBe(false);
     expect(isDatabaseUnavailable(undefined)).toBe(false);
+  });
+
+  it('leaves alone the socket errors of other upstreams: fetch (recorder, push) and the AWS SDK (storage)', async () => {
+    const refused = await fetch(`http://127.0.0.1:${await freePort()}/`).catch((err: unknown) => err);
+    expect((refused as Error).message).toBe('fetch failed');
+    expect(((refused as Error).cause as { code?: string }).code).toBe('ECONNREFUSED');
+    expect(isDatabaseUnavailable(refused)).toBe(false);
+    const s3 = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9000'), { code: 'ECONNREFUSED', $metadata: { attempts: 3 } });
+    expect(isDatabaseUnavailable(s3)).toBe(false);
+    // The same socket error from the database's own client still counts.
+    expect(isDatabaseUnavailable(pgError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432'))).toBe(true);
   });
 });
 

@@ -30,11 +30,17 @@ const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIM
 /** node-postgres' own messages for a connection that died or could not be made. */
 const UNAVAILABLE_MESSAGES = /Connection terminated|Client was closed and is not queryable|Client has encountered a connection error|timeout exceeded when trying to connect/;
 
+const isOtherUpstream = (err: unknown) => (err instanceof TypeError && err.message === 'fetch failed') || (typeof err === 'object' && err !== null && '$metadata' in err);
+
 /**
  * Whether `err` says the database cannot be reached right now (restarting, shutting down, a
  * connection lost or refused), as opposed to refusing the query: worth retrying shortly.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
+  // Socket errors of other upstreams are not the database's: HTTP calls through fetch (the
+  // recorder, push services: `TypeError: fetch failed` with the socket error as its cause) and
+  // the AWS SDK's (storage; they carry `$metadata`).
+  if (isOtherUpstream(err)) return false;
   for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && (UNAVAILABLE_SQLSTATES.has(code) || code.startsWith('08') || UNAVAILABLE_ERRNOS.has(code))) return true;
