@@ -23,7 +23,7 @@
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { DEMO_INSTITUTION, DEMO_STUDENT_ID } from '../src/dev/crm-sim/fixtures.js';
-import { connectScenario } from './scenario-db.js';
+import { bulkLoad, connectScenario } from './scenario-db.js';
 
 export interface InboxScenarioOptions {
   databaseUrl: string;
@@ -72,28 +72,12 @@ export async function prepareInboxScenario(opts: InboxScenarioOptions): Promise<
       now() - (n || ' minutes')::interval, now() - (n || ' minutes')::interval
     from generate_series(1, ${count}) n, generate_series(1, 3) c`;
   try {
-    await client.query('begin');
-    await client.query(`set local maintenance_work_mem = '256MB'`);
-    await client.query(`set local synchronous_commit = off`);
-    await client.query(`insert into institutions (id, settings, created_at, updated_at) values ($1, '{}'::jsonb, now(), now()) on conflict (id) do nothing`, [inst]);
-    // Bulk load: drop the secondary indexes, insert, rebuild (their definitions read from the catalog).
-    const { rows: indexDefs } = await client.query<{ indexdef: string; indexname: string }>(
-      `select indexname, indexdef from pg_indexes i
-       where schemaname = current_schema() and tablename = 'notifications'
-         and not exists (select 1 from pg_constraint c where c.conname = i.indexname and c.conrelid = 'notifications'::regclass)`,
-    );
-    for (const ix of indexDefs) await client.query(`drop index "${ix.indexname}"`);
-    await step('delete previous rows', `delete from notifications where id like '${P}%'`);
-    await step('student inbox', rowsOf('$2', perStudent, 'student'), [inst, student]);
-    await step('other recipients', rowsOf(`'${P}person-' || (n % ${others})`, otherNotifications, 'other'), [inst]);
-    for (const ix of indexDefs) {
-      const t0 = Date.now();
-      await client.query(ix.indexdef);
-      log(`index ${ix.indexname} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-    }
-    await client.query('commit');
+    await bulkLoad(client, step, { table: 'notifications', institutionId: inst }, async () => {
+      await step('delete previous rows', `delete from notifications where id like '${P}%'`);
+      await step('student inbox', rowsOf('$2', perStudent, 'student'), [inst, student]);
+      await step('other recipients', rowsOf(`'${P}person-' || (n % ${others})`, otherNotifications, 'other'), [inst]);
+    });
   } catch (err) {
-    await client.query('rollback').catch(() => undefined);
     await client.end();
     throw err;
   }

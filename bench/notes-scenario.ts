@@ -34,7 +34,7 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import type { MintInput } from '../src/platform/auth/tokens.js';
 import { DEMO_INSTITUTION, DEMO_STUDENT_ID } from '../src/dev/crm-sim/fixtures.js';
-import { connectScenario } from './scenario-db.js';
+import { bulkLoad, connectScenario } from './scenario-db.js';
 
 export interface NotesScenarioOptions {
   databaseUrl: string;
@@ -93,89 +93,68 @@ export async function prepareNotesScenario(opts: NotesScenarioOptions): Promise<
   const { client, step } = await connectScenario(opts, log);
   const started = Date.now();
   try {
-    await client.query('begin');
-    await client.query(`set local maintenance_work_mem = '256MB'`);
-    await client.query(`set local synchronous_commit = off`);
-    await client.query(`insert into institutions (id, settings, created_at, updated_at) values ($1, '{}'::jsonb, now(), now()) on conflict (id) do nothing`, [inst]);
+    // Bulk-load pattern (bulkLoad): lesson_notes' secondary indexes and foreign keys dropped,
+    // the rows inserted, then rebuilt (one sort per index, one join per foreign key) instead of
+    // 1,000,000 random b-tree inserts and 2,000,000 row-by-row FK checks. One transaction.
+    await bulkLoad(client, step, { table: 'lesson_notes', institutionId: inst, foreignKeys: true }, async () => {
+      // Previous run (no secondary index now: one sequential pass), then its courses (cascades).
+      await step('delete previous notes', `delete from lesson_notes where id like '${P}%'`);
+      await step('delete previous courses', `delete from courses where institution_id = $1 and id like '${P}%'`, [inst]);
 
-    // Bulk-load pattern: drop lesson_notes' secondary indexes and foreign keys, insert, then
-    // rebuild them (one sort per index, one join per foreign key) instead of 1,000,000 random
-    // b-tree inserts and 2,000,000 row-by-row FK checks. Their definitions are read from the
-    // catalog, so this follows the migrations. One transaction: a failure changes nothing.
-    const { rows: indexDefs } = await client.query<{ indexdef: string; indexname: string }>(
-      `select indexname, indexdef from pg_indexes i
-       where schemaname = current_schema() and tablename = 'lesson_notes'
-         and not exists (select 1 from pg_constraint c where c.conname = i.indexname and c.conrelid = 'lesson_notes'::regclass)`,
-    );
-    const { rows: fkDefs } = await client.query<{ conname: string; def: string }>(
-      `select conname, pg_get_constraintdef(oid) as def from pg_constraint where conrelid = 'lesson_notes'::regclass and contype = 'f'`,
-    );
-    for (const fk of fkDefs) await client.query(`alter table lesson_notes drop constraint "${fk.conname}"`);
-    for (const ix of indexDefs) await client.query(`drop index "${ix.indexname}"`);
-
-    // Previous run (no secondary index now: one sequential pass), then its courses (cascades).
-    await step('delete previous notes', `delete from lesson_notes where id like '${P}%'`);
-    await step('delete previous courses', `delete from courses where institution_id = $1 and id like '${P}%'`, [inst]);
-
-    await step(
-      'courses',
-      `insert into courses (id, institution_id, title, owner_id, status, published_at, created_at, updated_at)
+      await step(
+        'courses',
+        `insert into courses (id, institution_id, title, owner_id, status, published_at, created_at, updated_at)
        select '${P}course-' || c, $1, 'Bench course ' || c, 'u_bench_teacher', 'PUBLISHED', now(), now(), now()
        from generate_series(1, ${COURSES}) c`,
-      [inst],
-    );
-    // Lesson l (1..200) belongs to course (l - 1) / 10 + 1; odd lessons are VIDEO.
-    await step(
-      'lessons',
-      `insert into lessons (id, institution_id, course_id, title, type, "order", created_at, updated_at)
+        [inst],
+      );
+      // Lesson l (1..200) belongs to course (l - 1) / 10 + 1; odd lessons are VIDEO.
+      await step(
+        'lessons',
+        `insert into lessons (id, institution_id, course_id, title, type, "order", created_at, updated_at)
        select '${P}lesson-' || l, $1, '${P}course-' || ((l - 1) / ${LESSONS_PER_COURSE} + 1), 'Bench lesson ' || l,
               case when l % 2 = 1 then 'VIDEO' else 'TEXT' end, (l - 1) % ${LESSONS_PER_COURSE} + 1, now(), now()
        from generate_series(1, ${LESSONS}) l`,
-      [inst],
-    );
-    // The heavy student is enrolled in every course; other student s only in course s % 20 + 1.
-    await step(
-      'enrollments',
-      `insert into enrollments (id, institution_id, course_id, student_id, status, enrolled_at, updated_at)
+        [inst],
+      );
+      // The heavy student is enrolled in every course; other student s only in course s % 20 + 1.
+      await step(
+        'enrollments',
+        `insert into enrollments (id, institution_id, course_id, student_id, status, enrolled_at, updated_at)
        select '${P}enr-h-' || c, $1, '${P}course-' || c, $2, 'ACTIVE', now(), now() from generate_series(1, ${COURSES}) c
        union all
        select '${P}enr-' || s, $1, '${P}course-' || (s % ${COURSES} + 1), 'bench_stu_' || s, 'ACTIVE', now(), now()
        from generate_series(1, ${others}) s`,
-      [inst, student],
-    );
+        [inst, student],
+      );
 
-    const content = (g: string) =>
-      `'Note ' || ${g} || ' about ' || (array[${WORDS.map((w) => `'${w}'`).join(',')}])[${g} % ${WORDS.length} + 1] || ': ' || repeat('lorem ipsum dolor sit amet ', 1 + ${g} % 12)`;
-    // Ids grow with g (like the app's time-ordered UUIDv7), so primary-key inserts append.
-    // Heavy student: note g on lesson g % 200 + 1, one minute apart, newest g = 1.
-    await step(
-      'notes of the timed student',
-      `insert into lesson_notes (institution_id, id, lesson_id, student_id, enrollment_id, content, timestamp_seconds, created_at, updated_at)
+      const content = (g: string) =>
+        `'Note ' || ${g} || ' about ' || (array[${WORDS.map((w) => `'${w}'`).join(',')}])[${g} % ${WORDS.length} + 1] || ': ' || repeat('lorem ipsum dolor sit amet ', 1 + ${g} % 12)`;
+      // Ids grow with g (like the app's time-ordered UUIDv7), so primary-key inserts append.
+      // Heavy student: note g on lesson g % 200 + 1, one minute apart, newest g = 1.
+      await step(
+        'notes of the timed student',
+        `insert into lesson_notes (institution_id, id, lesson_id, student_id, enrollment_id, content, timestamp_seconds, created_at, updated_at)
        select $1, '${P}h-' || lpad(g::text, 8, '0'), '${P}lesson-' || l, $2, '${P}enr-h-' || ((l - 1) / ${LESSONS_PER_COURSE} + 1),
               ${content('g')}, case when l % 2 = 1 then g % 3600 end,
               now() - g * interval '1 minute' - interval '1 day', now() - g * interval '1 minute'
        from generate_series(1, ${heavy}) g, lateral (select g % ${LESSONS} + 1 as l) x`,
-      [inst, student],
-    );
-    // Others: note g belongs to student g % others + 1, on a lesson of that student's course.
-    await step(
-      'notes of the other students',
-      `insert into lesson_notes (institution_id, id, lesson_id, student_id, enrollment_id, content, timestamp_seconds, created_at, updated_at)
+        [inst, student],
+      );
+      // Others: note g belongs to student g % others + 1, on a lesson of that student's course.
+      await step(
+        'notes of the other students',
+        `insert into lesson_notes (institution_id, id, lesson_id, student_id, enrollment_id, content, timestamp_seconds, created_at, updated_at)
        select $1, '${P}o-' || lpad(g::text, 8, '0'), '${P}lesson-' || l, 'bench_stu_' || s, '${P}enr-' || s,
               ${content('g')}, case when l % 2 = 1 then g % 3600 end,
               now() - g * interval '1 second' - interval '1 day', now() - g * interval '1 second'
        from generate_series(1, ${total - heavy}) g,
             lateral (select g % ${others} + 1 as s) a,
             lateral (select (a.s % ${COURSES}) * ${LESSONS_PER_COURSE} + g % ${LESSONS_PER_COURSE} + 1 as l) b`,
-      [inst],
-    );
-    for (const ix of indexDefs) await step(`rebuild ${ix.indexname}`, ix.indexdef);
-    for (const fk of fkDefs) await step(`re-add ${fk.conname}`, `alter table lesson_notes add constraint "${fk.conname}" ${fk.def}`);
-    await client.query('commit');
+        [inst],
+      );
+    });
     await step('analyze', 'analyze lesson_notes, lessons, courses, enrollments');
-  } catch (err) {
-    await client.query('rollback').catch(() => undefined);
-    throw err;
   } finally {
     await client.end();
   }
