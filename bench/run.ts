@@ -19,7 +19,8 @@
  * seconds a server may take to start (600).
  *
  * With BENCH_DATABASE_URL (a PostgreSQL URL; its database is filled with bench data) the run
- * also has the notes scenarios (bench/notes-scenario.ts): GET /api/me/notes and a search, for
+ * also has the notes scenarios (bench/notes-scenario.ts): GET /api/me/notes and a search (also
+ * as me-notes-search-uncached, on an app that counts the matches every time), for
  * a student with 10,000 notes in a table of 1,000,000 (BENCH_NOTES_TOTAL changes the total),
  * and unread-count-pg: GET /api/notifications/unread-count for a student with 15,000
  * notification rows (5,000 notifications, a third unread) in a table of 1,000,000
@@ -457,7 +458,7 @@ async function addPostgresScenarios() {
     console.log('PostgreSQL scenarios skipped: set BENCH_DATABASE_URL to a PostgreSQL database to run them');
     return;
   }
-  if (wanted('me-notes') || wanted('me-notes-search')) {
+  if (wanted('me-notes') || wanted('me-notes-search') || wanted('me-notes-search-uncached')) {
     const totalNotes = process.env.BENCH_NOTES_TOTAL ? positive('BENCH_NOTES_TOTAL', 1) : undefined;
     const notes = await prepareNotesScenario({ databaseUrl, totalNotes });
     console.log(
@@ -468,6 +469,15 @@ async function addPostgresScenarios() {
       const floor = `floor-${r.name}`;
       const common = { method: r.method, path: r.path, expectStatus: r.expectStatus, headers: (ctx: ScenarioContext) => ctx.bearer(r.actor), check: r.check };
       SCENARIOS.push({ ...common, name: r.name, description: r.description, target: 'app-pg', floor });
+      if (r.name === 'me-notes-search') {
+        SCENARIOS.push({
+          ...common,
+          name: 'me-notes-search-uncached',
+          description: `${r.description}, every request counting its matches (FILTERED_TOTALS_CACHE_SIZE=0)`,
+          target: 'app-pg-uncached',
+          floor,
+        });
+      }
       SCENARIOS.push({
         ...common,
         name: floor,

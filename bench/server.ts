@@ -68,6 +68,16 @@ export const TARGETS: Record<string, TargetStarter> = {
     return startApp(url);
   },
 
+  /**
+   * The same, with no cache of filtered totals (FILTERED_TOTALS_CACHE_SIZE=0): every search
+   * counts its matches, as a search of a term nobody paged through before does.
+   */
+  'app-pg-uncached': () => {
+    const url = process.env.BENCH_DATABASE_URL;
+    if (!url) throw new Error('BENCH_DATABASE_URL is not set');
+    return startApp(url, { FILTERED_TOTALS_CACHE_SIZE: '0' });
+  },
+
   /** The hand-written floor of GET /api/me/notes (bench/floor.ts) on BENCH_DATABASE_URL. */
   floor: async () => {
     const url = process.env.BENCH_DATABASE_URL;
@@ -77,7 +87,7 @@ export const TARGETS: Record<string, TargetStarter> = {
   },
 };
 
-async function startApp(databaseUrl: string | undefined): Promise<Started> {
+async function startApp(databaseUrl: string | undefined, env: Record<string, string> = {}): Promise<Started> {
   const { loadConfig } = await import('../src/config.js');
   const { createDeps } = await import('../src/platform/bootstrap.js');
   const { buildApp } = await import('../src/app.js');
@@ -102,6 +112,7 @@ async function startApp(databaseUrl: string | undefined): Promise<Started> {
       ? { RATE_LIMIT_DISABLED: 'true' }
       : { RATE_LIMIT_READ: '1000000000', RATE_LIMIT_WRITE: '1000000000', RATE_LIMIT_XAPI: '1000000000' }),
     LOG_LEVEL: 'silent',
+    ...env,
   });
   const deps = await createDeps(config, { log: { info: () => undefined, warn: console.warn, error: console.error } });
   await deps.database.migrate();

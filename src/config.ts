@@ -148,6 +148,12 @@ const envSchema = z.object({
    * accepting connections, so a load balancer's health checks take it out first.
    */
   SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(300_000).default(0),
+  /**
+   * Filtered totals of my notes and my bookmarks (searches, course filters) kept per process,
+   * each valid while the student's version is unchanged (src/modules/notes/filtered-totals.ts).
+   * 0 counts every time.
+   */
+  FILTERED_TOTALS_CACHE_SIZE: z.coerce.number().int().min(0).max(10_000_000).default(10_000),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -249,7 +249,20 @@ describe.skipIf(!usingPostgres())('note and bookmark totals under concurrent tra
           await client.query('delete from lessons where institution_id = $1 and id = $2', [INST, l.id]);
         }
       });
+    /** Filtered totals read through the API all along: each is cached at whatever version its statement saw. */
+    let writing = true;
+    const filtered = (s: string) =>
+      Promise.all([
+        t.request('GET', '/api/me/notes', { token: tokens[s], query: { search: 'c', perPage: 1, page: 2 } }),
+        t.request('GET', '/api/me/bookmarks', { token: tokens[s], query: { courseId: course.id, perPage: 1, page: 2 } }),
+      ]).then(([notes, bookmarks]) => ({ notes: notes.body.meta.total as number, bookmarks: bookmarks.body.meta.total as number }));
+    const reader = async () => {
+      while (writing) for (const s of students) await filtered(s);
+    };
+    const reading = reader();
     await Promise.all([...Array.from({ length: 6 }, (_, w) => writer(w)), sweeper(), deleter()]);
+    writing = false;
+    await reading;
     expect(outcome.committed).toBeGreaterThan(50);
     expect(outcome.rolledBack).toBeGreaterThan(10);
     let left = 0;
@@ -257,6 +270,12 @@ describe.skipIf(!usingPostgres())('note and bookmark totals under concurrent tra
       const got = await totals(s);
       expect(got.counter, s).toEqual(got.rows);
       expect(got.api, s).toEqual(got.rows);
+      const [want] = await rawRows<{ notes: number; bookmarks: number }>(
+        t.db,
+        sql`select (select count(*)::int from lesson_notes where institution_id = ${INST} and student_id = ${s} and content ilike '%c%') as notes,
+                   (select count(*)::int from lesson_bookmarks b join lessons l on l.id = b.lesson_id where b.institution_id = ${INST} and b.student_id = ${s} and l.course_id = ${course.id}) as bookmarks`,
+      );
+      expect(await filtered(s), `${s}: filtered totals`).toEqual(want);
       left += got.rows.notes;
     }
     expect(left).toBeGreaterThan(0);

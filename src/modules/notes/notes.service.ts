@@ -8,6 +8,7 @@ import type { PageMeta } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { courses, lessons, type Lesson } from '../courses/courses.tables.js';
 import { requireAccess } from '../access/access.service.js';
+import { pageWithTotal, totalsCacheOf, totalsKey } from './filtered-totals.js';
 import { lessonBookmarks, lessonNotes, studentAnnotationCounts, type LessonBookmark, type LessonNote } from './notes.tables.js';
 import type { BookmarkDto, CreateBookmarkInput, CreateNoteInput, MyBookmarkRow, MyListQuery, MyNoteRow, NoteDto, UpdateBookmarkInput, UpdateNoteInput } from './notes.schemas.js';
 import { inTenant, sameTenantRef } from '../../platform/db/tenancy.js';
@@ -209,17 +210,21 @@ const noteRowColumns = {
   ...enrichmentColumns,
 };
 
-/** A page of notes, newest change first, joined with lesson and course (`where` bounds it to the caller). */
-const notesPage = (db: ServiceContext['db'], where: SQL | undefined, limit: number | ReturnType<typeof sql.placeholder>, offset: number | ReturnType<typeof sql.placeholder>) =>
-  db
-    .select(noteRowColumns)
-    .from(lessonNotes)
-    .innerJoin(lessons, sameTenantRef(lessonNotes.lessonId, lessonNotes.institutionId, lessons))
-    .innerJoin(courses, courseJoin)
+/** The caller's notes (bookmarks) version from the counter row, as a column of a query (filtered-totals.ts). */
+const ownVersion = (ctx: ServiceContext, column: typeof studentAnnotationCounts.notesVersion | typeof studentAnnotationCounts.bookmarksVersion) =>
+  sql<number | null>`(${ctx.db.select({ version: column }).from(studentAnnotationCounts).where(ownCounts(ctx))})`.mapWith(Number);
+
+/** The exact count of the caller's rows matching `where`, with the version it was counted at, in one statement. */
+const countWithVersion = (ctx: ServiceContext, table: typeof lessonNotes | typeof lessonBookmarks, where: SQL | undefined, version: ReturnType<typeof ownVersion>) =>
+  ctx.db
+    .select({ total: count(), version })
+    .from(table)
     .where(where)
-    .orderBy(desc(lessonNotes.updatedAt), desc(lessonNotes.id))
-    .limit(limit)
-    .offset(offset);
+    .then(([row]) => ({ total: row?.total ?? 0, version: row?.version ?? 0 }));
+
+/** The key of a filtered list in the totals cache: the caller, the list and its filters. */
+const filteredListKey = (ctx: ServiceContext, list: 'notes' | 'bookmarks', query: MyListQuery) =>
+  totalsKey(ctx.institutionId, ctx.actor.personId, list, query.courseId, query.search);
 
 /**
  * The unfiltered page with the caller's counter as a column: one prepared statement per database
@@ -251,7 +256,8 @@ const preparedMyNotesPages = new WeakMap<object, ReturnType<typeof prepareMyNote
  *
  * Unfiltered, `meta.total` is the caller's counter row (student_annotation_counts, kept by
  * triggers), read in the page query: the cost does not grow with the caller's notes. Filtered,
- * the total is counted: the courseId filter is a `lesson_id in (lessons of the course)`
+ * the total is counted, then reused while the caller's notes are unchanged (filtered-totals.ts),
+ * so paging through a search counts once: the courseId filter is a `lesson_id in (lessons of the course)`
  * subquery over lesson_notes_inst_student_lesson_idx (bounded by the caller's notes in that
  * course); search is `content ILIKE '%…%'` with wildcards escaped.
  */
@@ -285,13 +291,28 @@ export async function listMyNotes(ctx: ServiceContext, query: MyListQuery): Prom
   if (query.courseId !== undefined) filters.push(inArray(lessonNotes.lessonId, lessonIdsOfCourse(ctx, query.courseId)));
   if (query.search !== undefined) filters.push(sql`${lessonNotes.content} ilike ${containsPattern(query.search)} escape '\\'`);
   const where = and(...filters);
-  const [rows, [counted]] = await Promise.all([notesPage(ctx.db, where, page.perPage, pageOffset(page)), ctx.db.select({ total: count() }).from(lessonNotes).where(where)]);
-  return { rows: rows.map(toRow), meta: pageMeta(page, counted?.total ?? 0) };
+  const version = ownVersion(ctx, studentAnnotationCounts.notesVersion);
+  const { rows, total } = await pageWithTotal(
+    totalsCacheOf(ctx.db, ctx.config.FILTERED_TOTALS_CACHE_SIZE),
+    filteredListKey(ctx, 'notes', query),
+    () =>
+      ctx.db
+        .select({ ...noteRowColumns, version })
+        .from(lessonNotes)
+        .innerJoin(lessons, sameTenantRef(lessonNotes.lessonId, lessonNotes.institutionId, lessons))
+        .innerJoin(courses, courseJoin)
+        .where(where)
+        .orderBy(desc(lessonNotes.updatedAt), desc(lessonNotes.id))
+        .limit(page.perPage)
+        .offset(pageOffset(page)),
+    () => countWithVersion(ctx, lessonNotes, where, version),
+  );
+  return { rows: rows.map(toRow), meta: pageMeta(page, total) };
 }
 
 /**
  * The caller's bookmarks across lessons, createdAt desc (tie: id desc); search matches the label.
- * Totals as in `listMyNotes`: the counter row unfiltered, counted when filtered.
+ * Totals as in `listMyNotes`: the counter row unfiltered, counted (or reused) when filtered.
  */
 export async function listMyBookmarks(ctx: ServiceContext, query: MyListQuery): Promise<{ rows: MyBookmarkRow[]; meta: PageMeta }> {
   const page = toPage(query, MY_LIST_DEFAULT_PAGE_SIZE);
@@ -300,39 +321,46 @@ export async function listMyBookmarks(ctx: ServiceContext, query: MyListQuery): 
   if (query.search !== undefined) filters.push(sql`${lessonBookmarks.label} ilike ${containsPattern(query.search)} escape '\\'`);
   const where = and(...filters);
 
-  const rowsQuery = ctx.db
-    .select({
-      id: lessonBookmarks.id,
-      lessonId: lessonBookmarks.lessonId,
-      studentId: lessonBookmarks.studentId,
-      timestampSeconds: lessonBookmarks.timestampSeconds,
-      label: lessonBookmarks.label,
-      createdAt: lessonBookmarks.createdAt,
-      ...enrichmentColumns,
-    })
-    .from(lessonBookmarks)
-    .innerJoin(lessons, sameTenantRef(lessonBookmarks.lessonId, lessonBookmarks.institutionId, lessons))
-    .innerJoin(courses, courseJoin)
-    .where(where)
-    .orderBy(desc(lessonBookmarks.createdAt), desc(lessonBookmarks.id))
-    .limit(page.perPage)
-    .offset(pageOffset(page));
-  // Unfiltered, the total is the caller's counter row; filtered, it is counted.
-  const filtered = query.courseId !== undefined || query.search !== undefined;
-  const totalQuery = filtered
-    ? ctx.db
-        .select({ total: count() })
-        .from(lessonBookmarks)
-        .where(where)
-        .then(([counted]) => counted?.total ?? 0)
-    : annotationCounts(ctx).then((c) => c.bookmarks);
-
-  const [rows, total] = await Promise.all([rowsQuery, totalQuery]);
+  const version = ownVersion(ctx, studentAnnotationCounts.bookmarksVersion);
+  const bookmarksPage = () =>
+    ctx.db
+      .select({
+        id: lessonBookmarks.id,
+        lessonId: lessonBookmarks.lessonId,
+        studentId: lessonBookmarks.studentId,
+        timestampSeconds: lessonBookmarks.timestampSeconds,
+        label: lessonBookmarks.label,
+        createdAt: lessonBookmarks.createdAt,
+        ...enrichmentColumns,
+        version,
+      })
+      .from(lessonBookmarks)
+      .innerJoin(lessons, sameTenantRef(lessonBookmarks.lessonId, lessonBookmarks.institutionId, lessons))
+      .innerJoin(courses, courseJoin)
+      .where(where)
+      .orderBy(desc(lessonBookmarks.createdAt), desc(lessonBookmarks.id))
+      .limit(page.perPage)
+      .offset(pageOffset(page));
+  // Unfiltered, the total is the caller's counter row; filtered, it is counted (or cached at the caller's version).
+  const { rows, total } =
+    query.courseId === undefined && query.search === undefined
+      ? await Promise.all([bookmarksPage(), annotationCounts(ctx)]).then(([rows, counts]) => ({ rows, total: counts.bookmarks }))
+      : await pageWithTotal(totalsCacheOf(ctx.db, ctx.config.FILTERED_TOTALS_CACHE_SIZE), filteredListKey(ctx, 'bookmarks', query), bookmarksPage, () =>
+          countWithVersion(ctx, lessonBookmarks, where, version),
+        );
   return {
     rows: rows.map((r) => ({
-      ...r,
+      id: r.id,
+      lessonId: r.lessonId,
+      studentId: r.studentId,
+      timestampSeconds: r.timestampSeconds,
+      label: r.label,
       createdAt: iso(r.createdAt),
       timestampLabel: formatTimestampLabel(r.timestampSeconds),
+      lessonTitle: r.lessonTitle,
+      lessonType: r.lessonType,
+      courseId: r.courseId,
+      courseTitle: r.courseTitle,
     })),
     meta: pageMeta(page, total),
   };

@@ -1,4 +1,4 @@
-import { foreignKey, index, integer, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
+import { bigint, foreignKey, index, integer, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
 import { lessons } from '../courses/courses.tables.js';
 import { enrollments } from '../enrollments/enrollments.tables.js';
 
@@ -84,6 +84,14 @@ export const studentAnnotationCounts = pgTable(
     id: text('id').notNull(),
     notes: integer('notes').notNull().default(0),
     bookmarks: integer('bookmarks').notNull().default(0),
+    /**
+     * The id (xid8) of the last transaction that inserted, changed or deleted one of the
+     * student's notes (bookmarks): a version for caching filtered totals (filtered-totals.ts).
+     * Transaction ids never repeat in a cluster, so the version never goes back, even when the
+     * row is truncated and rebuilt.
+     */
+    notesVersion: bigint('notes_version', { mode: 'number' }).notNull().default(0),
+    bookmarksVersion: bigint('bookmarks_version', { mode: 'number' }).notNull().default(0),
   },
   (t) => [primaryKey({ name: 'student_annotation_counts_pk', columns: [t.institutionId, t.id] })],
 );

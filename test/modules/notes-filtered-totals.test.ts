@@ -1,0 +1,192 @@
+/**
+ * Filtered totals of GET /api/me/notes and /api/me/bookmarks (`?search=`, `?courseId=`) are
+ * counted once and reused while the student's version (student_annotation_counts.notes_version,
+ * bookmarks_version: the id of the last transaction that changed one of their rows, set by
+ * triggers) is unchanged. Every kind of change a total can depend on must move the version:
+ * creates, edits, deletes through the API, cascades, raw SQL from another process, moves,
+ * truncation. And the cache must really answer (else the tests above would pass without it).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createCourse, createLesson, enroll } from '../helpers/factories.js';
+import { expectOk } from '../helpers/expect.js';
+import { rawRows } from '../../src/platform/db/client.js';
+import { pageWithTotal, totalsCacheOf } from '../../src/modules/notes/filtered-totals.js';
+import type { Course, Lesson } from '../../src/modules/courses/courses.tables.js';
+
+const INST = 'inst_demo';
+const S1 = 'c_demo_stu_11';
+const S2 = 'c_demo_stu_12';
+
+let t: TestApp;
+let course: Course;
+let other: Course;
+let lesson: Lesson;
+let otherLesson: Lesson;
+const tokens: Record<string, string> = {};
+
+beforeAll(async () => {
+  t = await createTestApp();
+  course = await createCourse(t, { institutionId: INST, ownerId: 'u_demo_teacher', title: 'Cells' });
+  other = await createCourse(t, { institutionId: INST, ownerId: 'u_demo_teacher', title: 'Stars' });
+  lesson = await createLesson(t, { courseId: course.id, type: 'VIDEO' });
+  otherLesson = await createLesson(t, { courseId: other.id, type: 'VIDEO' });
+  for (const s of [S1, S2]) {
+    await enroll(t, { courseId: course.id, studentId: s });
+    await enroll(t, { courseId: other.id, studentId: s });
+    tokens[s] = await t.token({ role: 'STUDENT', id: s });
+  }
+  tokens.teacher = await t.token({ role: 'TEACHER', id: 'u_demo_teacher' });
+}, 120_000);
+afterAll(() => t?.close());
+
+const addNote = async (student: string, l: Lesson, content: string) =>
+  expectOk(await t.request('POST', `/api/lessons/${l.id}/notes`, { token: tokens[student], body: { content } }), 201) as { id: string };
+const addBookmark = async (student: string, l: Lesson, label: string) =>
+  expectOk(await t.request('POST', `/api/lessons/${l.id}/bookmarks`, { token: tokens[student], body: { timestampSeconds: 5, label } }), 201) as { id: string };
+
+const apiTotal = async (student: string, list: 'notes' | 'bookmarks', query: Record<string, string | number>) => {
+  const res = await t.request('GET', `/api/me/${list}`, { token: tokens[student], query: { perPage: 1, ...query } });
+  expect(res.status).toBe(200);
+  return res.body.meta.total as number;
+};
+
+/** The totals as counted by SQL, straight from the rows. */
+async function counted(student: string) {
+  const [row] = await rawRows<{ mito: number; inCourse: number; marked: number; marksInCourse: number }>(
+    t.db,
+    sql`select
+      (select count(*)::int from lesson_notes where institution_id = ${INST} and student_id = ${student} and content ilike '%mito%') as "mito",
+      (select count(*)::int from lesson_notes where institution_id = ${INST} and student_id = ${student} and lesson_id in (select id from lessons where course_id = ${course.id})) as "inCourse",
+      (select count(*)::int from lesson_bookmarks where institution_id = ${INST} and student_id = ${student} and label ilike '%mark%') as "marked",
+      (select count(*)::int from lesson_bookmarks where institution_id = ${INST} and student_id = ${student} and lesson_id in (select id from lessons where course_id = ${course.id})) as "marksInCourse"`,
+  );
+  return row!;
+}
+
+/** What the API answers for the four filtered lists, page 1 and page 2 (a cache hit reads its version from page 2's rows). */
+async function expectExact(student: string) {
+  const want = await counted(student);
+  const got = {
+    mito: await apiTotal(student, 'notes', { search: 'mito' }),
+    inCourse: await apiTotal(student, 'notes', { courseId: course.id }),
+    marked: await apiTotal(student, 'bookmarks', { search: 'mark' }),
+    marksInCourse: await apiTotal(student, 'bookmarks', { courseId: course.id }),
+  };
+  expect(got, `${student}: page 1`).toEqual(want);
+  const page2 = {
+    mito: await apiTotal(student, 'notes', { search: 'mito', page: 2 }),
+    inCourse: await apiTotal(student, 'notes', { courseId: course.id, page: 2 }),
+    marked: await apiTotal(student, 'bookmarks', { search: 'mark', page: 2 }),
+    marksInCourse: await apiTotal(student, 'bookmarks', { courseId: course.id, page: 2 }),
+  };
+  expect(page2, `${student}: page 2`).toEqual(want);
+  return want;
+}
+
+const versionOf = async (student: string) =>
+  (await rawRows<{ v: string }>(t.db, sql`select notes_version::text as v from student_annotation_counts where institution_id = ${INST} and id = ${student}`))[0]?.v;
+
+describe('filtered totals of my notes and my bookmarks', () => {
+  it('are exact through creates, edits and deletes through the API, each read twice (counted, then from the cache)', async () => {
+    await expectExact(S1);
+    const n1 = await addNote(S1, lesson, 'Mitochondria make ATP');
+    await addNote(S1, lesson, 'ribosomes');
+    await addNote(S1, otherLesson, 'more mitochondria');
+    const b1 = await addBookmark(S1, lesson, 'bookmark one');
+    await addBookmark(S1, otherLesson, 'marked');
+    await addNote(S2, lesson, 'mitosis');
+    expect(await expectExact(S1)).toEqual({ mito: 2, inCourse: 2, marked: 2, marksInCourse: 1 });
+    expect(await expectExact(S2)).toEqual({ mito: 1, inCourse: 1, marked: 0, marksInCourse: 0 });
+    // An edit moves a note out of the search, another into it.
+    expectOk(await t.request('PATCH', `/api/lessons/${lesson.id}/notes/${n1.id}`, { token: tokens[S1], body: { content: 'powerhouse' } }));
+    expect((await expectExact(S1)).mito).toBe(1);
+    expectOk(await t.request('PATCH', `/api/lessons/${lesson.id}/bookmarks/${b1.id}`, { token: tokens[S1], body: { label: 'plain' } }));
+    expect((await expectExact(S1)).marked).toBe(1);
+    expectOk(await t.request('DELETE', `/api/lessons/${lesson.id}/bookmarks/${b1.id}`, { token: tokens[S1] }));
+    expect((await expectExact(S1)).marksInCourse).toBe(0);
+    // Another student's writes leave S1's cached totals as they are, and right.
+    await addNote(S2, lesson, 'mitochondria again');
+    expect(await expectExact(S1)).toEqual({ mito: 1, inCourse: 2, marked: 1, marksInCourse: 0 });
+    expect((await expectExact(S2)).mito).toBe(2);
+  });
+
+  it('are exact after writes no request of this process made (another replica, raw SQL): inserts, moves, cascades, truncation', async () => {
+    const [enrollment] = await rawRows<{ id: string }>(t.db, sql`select id from enrollments where institution_id = ${INST} and course_id = ${course.id} and student_id = ${S1}`);
+    await expectExact(S1);
+    await t.db.execute(
+      sql`insert into lesson_notes (institution_id, id, lesson_id, student_id, enrollment_id, content, created_at, updated_at)
+          values (${INST}, 'raw-1', ${lesson.id}, ${S1}, ${enrollment!.id}, 'mitochondria by SQL', now(), now())`,
+    );
+    expect((await expectExact(S1)).mito).toBe(2);
+    // Moved to another student: both students' totals change.
+    const before2 = await expectExact(S2);
+    await t.db.execute(sql`update lesson_notes set student_id = ${S2} where institution_id = ${INST} and id = 'raw-1'`);
+    expect((await expectExact(S1)).mito).toBe(1);
+    expect((await expectExact(S2)).mito).toBe(before2.mito + 1);
+    // A lesson deleted by its teacher cascades to its notes and bookmarks.
+    const doomed = await createLesson(t, { courseId: course.id, type: 'VIDEO' });
+    await addNote(S1, doomed, 'mitochondria, soon gone');
+    await addBookmark(S1, doomed, 'mark, soon gone');
+    const withDoomed = await expectExact(S1);
+    expectOk(await t.request('DELETE', `/api/lessons/${doomed.id}`, { token: tokens.teacher }));
+    const after = await expectExact(S1);
+    expect(after.mito).toBe(withDoomed.mito - 1);
+    expect(after.marked).toBe(withDoomed.marked - 1);
+    // Truncation, then as many rows again: a version never comes back, so no old total answers.
+    const version = await versionOf(S1);
+    await t.db.execute(sql`truncate lesson_notes`);
+    expect((await expectExact(S1)).mito).toBe(0);
+    await addNote(S1, lesson, 'mitochondria');
+    expect(await versionOf(S1)).not.toBe(version);
+    expect((await expectExact(S1)).mito).toBe(1);
+  });
+
+  it('come from the cache while the version stands: a total counted at the current version is not counted again', async () => {
+    await addNote(S2, otherLesson, 'mitochondria, counted');
+    await addNote(S2, otherLesson, 'mitochondria, kept');
+    const want = (await counted(S2)).mito;
+    expect(await apiTotal(S2, 'notes', { search: 'mito' })).toBe(want);
+    expect(want).toBeGreaterThanOrEqual(2);
+    // A row the triggers do not see (they are off for this transaction, as on a logical
+    // replica): the rows change, the version does not, so the cached total answers.
+    await t.db.transaction(async (tx) => {
+      await tx.execute(sql`set local session_replication_role = replica`);
+      await tx.execute(sql`update lesson_notes set content = 'no longer matching' where institution_id = ${INST} and student_id = ${S2} and content = 'mitochondria, counted'`);
+    });
+    expect((await counted(S2)).mito).toBe(want - 1);
+    expect(await apiTotal(S2, 'notes', { search: 'mito' })).toBe(want);
+    // Another filter of the same student is counted afresh and sees the rows as they are.
+    const [mitoc] = await rawRows<{ n: number }>(t.db, sql`select count(*)::int as n from lesson_notes where student_id = ${S2} and content ilike '%mitoc%'`);
+    expect(await apiTotal(S2, 'notes', { search: 'mitoc' })).toBe(mitoc!.n);
+    // Any change through the triggers moves the version, and the total is counted again.
+    await addNote(S2, otherLesson, 'unrelated');
+    expect(await apiTotal(S2, 'notes', { search: 'mito' })).toBe(want - 1);
+  });
+});
+
+describe('pageWithTotal', () => {
+  const rows = (version: number) => async () => [{ version }];
+  it('counts every time without a cache (FILTERED_TOTALS_CACHE_SIZE=0)', async () => {
+    expect(totalsCacheOf({}, 0)).toBeUndefined();
+    let counts = 0;
+    const count = async () => ({ total: ++counts, version: 7 });
+    expect((await pageWithTotal(undefined, 'k', rows(7), count)).total).toBe(1);
+    expect((await pageWithTotal(undefined, 'k', rows(7), count)).total).toBe(2);
+  });
+  it('reuses a total only at its version, recounts on an empty page, and keeps one cache per database handle', async () => {
+    const db = {};
+    const cache = totalsCacheOf(db, 10)!;
+    expect(totalsCacheOf(db, 10)).toBe(cache);
+    expect(totalsCacheOf({}, 10)).not.toBe(cache);
+    let counts = 0;
+    const count = (version: number) => async () => ({ total: 10 + ++counts, version });
+    expect((await pageWithTotal(cache, 'k', rows(7), count(7))).total).toBe(11);
+    expect((await pageWithTotal(cache, 'k', rows(7), count(7))).total).toBe(11);
+    expect((await pageWithTotal(cache, 'other', rows(7), count(7))).total).toBe(12);
+    expect((await pageWithTotal(cache, 'k', rows(8), count(8))).total).toBe(13);
+    expect((await pageWithTotal(cache, 'k', rows(8), count(8))).total).toBe(13);
+    expect((await pageWithTotal(cache, 'k', async () => [], count(8))).total).toBe(14);
+  });
+});
