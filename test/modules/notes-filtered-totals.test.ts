@@ -12,12 +12,13 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCourse, createLesson, enroll } from '../helpers/factories.js';
 import { expectOk } from '../helpers/expect.js';
 import { rawRows } from '../../src/platform/db/client.js';
-import { pageWithTotal, totalsCacheOf } from '../../src/modules/notes/filtered-totals.js';
+import { orderedScanFor, pageWithTotal, totalsCacheOf } from '../../src/modules/notes/filtered-totals.js';
 import type { Course, Lesson } from '../../src/modules/courses/courses.tables.js';
 
 const INST = 'inst_demo';
 const S1 = 'c_demo_stu_11';
 const S2 = 'c_demo_stu_12';
+const S3 = 'c_demo_stu_13';
 
 let t: TestApp;
 let course: Course;
@@ -32,7 +33,7 @@ beforeAll(async () => {
   other = await createCourse(t, { institutionId: INST, ownerId: 'u_demo_teacher', title: 'Stars' });
   lesson = await createLesson(t, { courseId: course.id, type: 'VIDEO' });
   otherLesson = await createLesson(t, { courseId: other.id, type: 'VIDEO' });
-  for (const s of [S1, S2]) {
+  for (const s of [S1, S2, S3]) {
     await enroll(t, { courseId: course.id, studentId: s });
     await enroll(t, { courseId: other.id, studentId: s });
     tokens[s] = await t.token({ role: 'STUDENT', id: s });
@@ -166,12 +167,86 @@ describe('filtered totals of my notes and my bookmarks', () => {
   });
 });
 
+describe('search pages read in order (orderedScanFor) or through the trigram index', () => {
+  it('give the same rows as the plain query on every page, also when the matches are all at the old end', async () => {
+    // 600 notes of S3, note i updated i minutes ago: every third is about a yak (dense), the
+    // oldest 30 about a zebra (clustered where an ordered read from the newest end finds none).
+    const [enrollment] = await rawRows<{ id: string }>(t.db, sql`select id from enrollments where institution_id = ${INST} and course_id = ${course.id} and student_id = ${S3}`);
+    await t.db.execute(
+      sql`insert into lesson_notes (institution_id, id, lesson_id, student_id, enrollment_id, content, created_at, updated_at)
+          select ${INST}, 'ordered-' || lpad(i::text, 4, '0'), ${lesson.id}, ${S3}, ${enrollment!.id},
+                 case when i > 570 then 'a zebra ' || i when i % 3 = 0 then 'a yak ' || i else 'a cat ' || i end,
+                 now() - i * interval '1 minute', now() - i * interval '1 minute'
+          from generate_series(1, 600) i`,
+    );
+    for (const [search, matches] of [
+      ['yak', 190],
+      ['zebra', 30],
+    ] as const) {
+      const perPage = 7;
+      const expected = (
+        await rawRows<{ id: string }>(t.db, sql`select id from lesson_notes where student_id = ${S3} and content ilike ${`%${search}%`} order by updated_at desc, id desc`)
+      ).map((r) => r.id);
+      expect(expected).toHaveLength(matches);
+      for (let page = 1; page <= Math.ceil(matches / perPage) + 1; page++) {
+        // The first read of a search counts (the index); the ones after it have its density.
+        for (let read = 0; read < 2; read++) {
+          const res = await t.request('GET', '/api/me/notes', { token: tokens[S3], query: { search, perPage, page } });
+          expect(res.status).toBe(200);
+          expect(res.body.meta.total).toBe(matches);
+          expect(
+            res.body.data.map((n: { id: string }) => n.id),
+            `${search}, page ${page}, read ${read}`,
+          ).toEqual(expected.slice((page - 1) * perPage, page * perPage));
+        }
+      }
+    }
+    // Bookmarks the same way: 200, every other one labelled as a mark, newest first by creation.
+    await t.db.execute(
+      sql`insert into lesson_bookmarks (institution_id, id, lesson_id, student_id, timestamp_seconds, label, created_at)
+          select ${INST}, 'ordered-b-' || lpad(i::text, 4, '0'), ${lesson.id}, ${S3}, i, case when i % 2 = 0 then 'mark ' || i else 'pin ' || i end,
+                 now() - i * interval '1 minute'
+          from generate_series(1, 200) i`,
+    );
+    const marks = (
+      await rawRows<{ id: string }>(t.db, sql`select id from lesson_bookmarks where student_id = ${S3} and label ilike '%mark%' order by created_at desc, id desc`)
+    ).map((r) => r.id);
+    for (let page = 1; page <= 3; page++) {
+      for (let read = 0; read < 2; read++) {
+        const res = await t.request('GET', '/api/me/bookmarks', { token: tokens[S3], query: { search: 'mark', perPage: 9, page } });
+        expect(res.body.meta.total).toBe(100);
+        expect(res.body.data.map((b: { id: string }) => b.id)).toEqual(marks.slice((page - 1) * 9, page * 9));
+      }
+    }
+    // Those searches took both ways: yak's first page reads 134 rows in order, zebra's the same
+    // way finds none of its matches there and falls back to the index; far pages use the index.
+    expect(orderedScanFor({ total: 190, all: 600, version: 1 }, 7)).toBe(134);
+    expect(orderedScanFor({ total: 30, all: 600, version: 1 }, 7)).toBe(310);
+    expect(orderedScanFor({ total: 190, all: 600, version: 1 }, 182)).toBe(963);
+    expect(orderedScanFor({ total: 190, all: 600, version: 1 }, 196)).toBeUndefined();
+    expect(orderedScanFor({ total: 30, all: 600, version: 1 }, 35)).toBeUndefined();
+  });
+
+  it('orderedScanFor: only with a cached density, and only when reading in order costs less than fetching every match', () => {
+    expect(orderedScanFor(undefined, 20)).toBeUndefined();
+    expect(orderedScanFor({ total: 0, all: 10_000, version: 1 }, 20)).toBeUndefined();
+    // 834 of 10,000 (the bench): page 1 reads ~460 rows; page 40 would read ~14,500: the index.
+    expect(orderedScanFor({ total: 834, all: 10_000, version: 1 }, 20)).toBe(460);
+    expect(orderedScanFor({ total: 834, all: 10_000, version: 1 }, 800)).toBeUndefined();
+    // 5 of 10,000: the index.
+    expect(orderedScanFor({ total: 5, all: 10_000, version: 1 }, 20)).toBeUndefined();
+    // A short read is cheap whatever the density; 2 matches of 100 are fetched through the index.
+    expect(orderedScanFor({ total: 25, all: 100, version: 1 }, 20)).toBe(220);
+    expect(orderedScanFor({ total: 2, all: 100, version: 1 }, 20)).toBeUndefined();
+  });
+});
+
 describe('pageWithTotal', () => {
   const rows = (version: number) => async () => [{ version }];
   it('counts every time without a cache (FILTERED_TOTALS_CACHE_SIZE=0)', async () => {
     expect(totalsCacheOf({}, 0)).toBeUndefined();
     let counts = 0;
-    const count = async () => ({ total: ++counts, version: 7 });
+    const count = async () => ({ total: ++counts, version: 7, all: 100 });
     expect((await pageWithTotal(undefined, 'k', rows(7), count)).total).toBe(1);
     expect((await pageWithTotal(undefined, 'k', rows(7), count)).total).toBe(2);
   });
@@ -181,7 +256,7 @@ describe('pageWithTotal', () => {
     expect(totalsCacheOf(db, 10)).toBe(cache);
     expect(totalsCacheOf({}, 10)).not.toBe(cache);
     let counts = 0;
-    const count = (version: number) => async () => ({ total: 10 + ++counts, version });
+    const count = (version: number) => async () => ({ total: 10 + ++counts, version, all: 100 });
     expect((await pageWithTotal(cache, 'k', rows(7), count(7))).total).toBe(11);
     expect((await pageWithTotal(cache, 'k', rows(7), count(7))).total).toBe(11);
     expect((await pageWithTotal(cache, 'other', rows(7), count(7))).total).toBe(12);

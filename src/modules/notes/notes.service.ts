@@ -1,4 +1,5 @@
-import { and, asc, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { ServiceContext } from '../../platform/context.js';
 import { containsPattern } from '../../platform/db/like.js';
 import { iso } from '../../platform/dto.js';
@@ -8,7 +9,7 @@ import type { PageMeta } from '../../platform/http/envelope.js';
 import { newId } from '../../platform/ids.js';
 import { courses, lessons, type Lesson } from '../courses/courses.tables.js';
 import { requireAccess } from '../access/access.service.js';
-import { pageWithTotal, totalsCacheOf, totalsKey } from './filtered-totals.js';
+import { orderedScanFor, pageWithTotal, totalsCacheOf, totalsKey } from './filtered-totals.js';
 import { lessonBookmarks, lessonNotes, studentAnnotationCounts, type LessonBookmark, type LessonNote } from './notes.tables.js';
 import type { BookmarkDto, CreateBookmarkInput, CreateNoteInput, MyBookmarkRow, MyListQuery, MyNoteRow, NoteDto, UpdateBookmarkInput, UpdateNoteInput } from './notes.schemas.js';
 import { inTenant, sameTenantRef } from '../../platform/db/tenancy.js';
@@ -177,13 +178,6 @@ export async function deleteBookmark(ctx: ServiceContext, lessonId: string, book
 
 const courseJoin = sameTenantRef(lessons.courseId, lessons.institutionId, courses);
 
-/** Lesson ids of one course of the caller's institution (the `courseId` filter). */
-const lessonIdsOfCourse = (ctx: ServiceContext, courseId: string) =>
-  ctx.db
-    .select({ id: lessons.id })
-    .from(lessons)
-    .where(and(inTenant(ctx, lessons), eq(lessons.courseId, courseId)));
-
 const enrichmentColumns = {
   lessonTitle: lessons.title,
   lessonType: lessons.type,
@@ -191,163 +185,309 @@ const enrichmentColumns = {
   courseTitle: courses.title,
 };
 
-/** The caller's counter row (student_annotation_counts): the unfiltered totals. */
-const ownCounts = (ctx: ServiceContext) => and(inTenant(ctx, studentAnnotationCounts), eq(studentAnnotationCounts.id, ctx.actor.personId));
-
-/** The caller's unfiltered totals from the counter row (none: 0 and 0). */
-async function annotationCounts(ctx: ServiceContext): Promise<{ notes: number; bookmarks: number }> {
-  const [row] = await ctx.db.select({ notes: studentAnnotationCounts.notes, bookmarks: studentAnnotationCounts.bookmarks }).from(studentAnnotationCounts).where(ownCounts(ctx));
-  return row ?? { notes: 0, bookmarks: 0 };
-}
-
-const noteRowColumns = {
+/** The columns of a note in the lists (the keys too: the ordered search joins and filters on them; it reads the same columns from its subquery). */
+const noteColumns = {
   id: lessonNotes.id,
+  institutionId: lessonNotes.institutionId,
+  studentId: lessonNotes.studentId,
   lessonId: lessonNotes.lessonId,
   content: lessonNotes.content,
   timestampSeconds: lessonNotes.timestampSeconds,
   createdAt: lessonNotes.createdAt,
   updatedAt: lessonNotes.updatedAt,
-  ...enrichmentColumns,
+};
+const noteRowColumns = { ...noteColumns, ...enrichmentColumns };
+
+const bookmarkColumns = {
+  id: lessonBookmarks.id,
+  institutionId: lessonBookmarks.institutionId,
+  studentId: lessonBookmarks.studentId,
+  lessonId: lessonBookmarks.lessonId,
+  timestampSeconds: lessonBookmarks.timestampSeconds,
+  label: lessonBookmarks.label,
+  createdAt: lessonBookmarks.createdAt,
+};
+const bookmarkRowColumns = { ...bookmarkColumns, ...enrichmentColumns };
+
+/** The values of a list statement's placeholders. */
+type MyListParams = {
+  institutionId: string;
+  studentId: string;
+  courseId?: string;
+  /** The ILIKE pattern of the search (wildcards escaped). */
+  pattern?: string;
+  limit: number;
+  offset: number;
+  /** How many of the caller's newest rows the ordered search reads (`orderedScanFor`). */
+  scan?: number;
 };
 
-/** The caller's notes (bookmarks) version from the counter row, as a column of a query (filtered-totals.ts). */
-const ownVersion = (ctx: ServiceContext, column: typeof studentAnnotationCounts.notesVersion | typeof studentAnnotationCounts.bookmarksVersion) =>
-  sql<number | null>`(${ctx.db.select({ version: column }).from(studentAnnotationCounts).where(ownCounts(ctx))})`.mapWith(Number);
-
-/** The exact count of the caller's rows matching `where`, with the version it was counted at, in one statement. */
-const countWithVersion = (ctx: ServiceContext, table: typeof lessonNotes | typeof lessonBookmarks, where: SQL | undefined, version: ReturnType<typeof ownVersion>) =>
-  ctx.db
-    .select({ total: count(), version })
-    .from(table)
-    .where(where)
-    .then(([row]) => ({ total: row?.total ?? 0, version: row?.version ?? 0 }));
-
-/** The key of a filtered list in the totals cache: the caller, the list and its filters. */
-const filteredListKey = (ctx: ServiceContext, list: 'notes' | 'bookmarks', query: MyListQuery) =>
-  totalsKey(ctx.institutionId, ctx.actor.personId, list, query.courseId, query.search);
-
-/**
- * The unfiltered page with the caller's counter as a column: one prepared statement per database
- * handle (no query building per request; PostgreSQL parses and plans it once per connection),
- * one round trip. A page with no rows carries no total: the counter is read on its own then.
- */
-const prepareMyNotesPage = (db: ServiceContext['db']) => {
-  const institutionId = sql.placeholder('institutionId');
-  const studentId = sql.placeholder('studentId');
-  const total = db
-    .select({ notes: studentAnnotationCounts.notes })
-    .from(studentAnnotationCounts)
-    .where(and(eq(studentAnnotationCounts.institutionId, institutionId), eq(studentAnnotationCounts.id, studentId)));
-  return db
-    .select({ ...noteRowColumns, total: sql<number>`(${total})`.mapWith(Number) })
-    .from(lessonNotes)
-    .innerJoin(lessons, sameTenantRef(lessonNotes.lessonId, lessonNotes.institutionId, lessons))
-    .innerJoin(courses, courseJoin)
-    .where(and(eq(lessonNotes.institutionId, institutionId), eq(lessonNotes.studentId, studentId)))
-    .orderBy(desc(lessonNotes.updatedAt), desc(lessonNotes.id))
-    .limit(sql.placeholder('limit'))
-    .offset(sql.placeholder('offset'))
-    .prepare('notes_my_page');
-};
-const preparedMyNotesPages = new WeakMap<object, ReturnType<typeof prepareMyNotesPage>>();
-
-/**
- * The caller's notes across lessons, updatedAt desc (tie: id desc), with lesson and course.
- *
- * Unfiltered, `meta.total` is the caller's counter row (student_annotation_counts, kept by
- * triggers), read in the page query: the cost does not grow with the caller's notes. Filtered,
- * the total is counted, then reused while the caller's notes are unchanged (filtered-totals.ts),
- * so paging through a search counts once: the courseId filter is a `lesson_id in (lessons of the course)`
- * subquery over lesson_notes_inst_student_lesson_idx (bounded by the caller's notes in that
- * course); search is `content ILIKE '%…%'` with wildcards escaped.
- */
-export async function listMyNotes(ctx: ServiceContext, query: MyListQuery): Promise<{ rows: MyNoteRow[]; meta: PageMeta }> {
-  const page = toPage(query, MY_LIST_DEFAULT_PAGE_SIZE);
-  const toRow = (r: Omit<MyNoteRow, 'createdAt' | 'updatedAt'> & { createdAt: Date; updatedAt: Date }): MyNoteRow => ({
-    id: r.id,
-    lessonId: r.lessonId,
-    content: r.content,
-    timestampSeconds: r.timestampSeconds,
-    createdAt: iso(r.createdAt),
-    updatedAt: iso(r.updatedAt),
-    lessonTitle: r.lessonTitle,
-    lessonType: r.lessonType,
-    courseId: r.courseId,
-    courseTitle: r.courseTitle,
-  });
-
-  if (query.courseId === undefined && query.search === undefined) {
-    let prepared = preparedMyNotesPages.get(ctx.db);
-    if (!prepared) {
-      prepared = prepareMyNotesPage(ctx.db);
-      preparedMyNotesPages.set(ctx.db, prepared);
-    }
-    const rows = await prepared.execute({ institutionId: ctx.institutionId, studentId: ctx.actor.personId, limit: page.perPage, offset: pageOffset(page) });
-    const total = rows.length > 0 ? (rows[0]!.total ?? 0) : (await annotationCounts(ctx)).notes;
-    return { rows: rows.map(toRow), meta: pageMeta(page, total) };
-  }
-
-  const filters: Array<SQL | undefined> = [ownNotes(ctx)];
-  if (query.courseId !== undefined) filters.push(inArray(lessonNotes.lessonId, lessonIdsOfCourse(ctx, query.courseId)));
-  if (query.search !== undefined) filters.push(sql`${lessonNotes.content} ilike ${containsPattern(query.search)} escape '\\'`);
-  const where = and(...filters);
-  const version = ownVersion(ctx, studentAnnotationCounts.notesVersion);
-  const { rows, total } = await pageWithTotal(
-    totalsCacheOf(ctx.db, ctx.config.FILTERED_TOTALS_CACHE_SIZE),
-    filteredListKey(ctx, 'notes', query),
-    () =>
-      ctx.db
-        .select({ ...noteRowColumns, version })
-        .from(lessonNotes)
-        .innerJoin(lessons, sameTenantRef(lessonNotes.lessonId, lessonNotes.institutionId, lessons))
-        .innerJoin(courses, courseJoin)
-        .where(where)
-        .orderBy(desc(lessonNotes.updatedAt), desc(lessonNotes.id))
-        .limit(page.perPage)
-        .offset(pageOffset(page)),
-    () => countWithVersion(ctx, lessonNotes, where, version),
-  );
-  return { rows: rows.map(toRow), meta: pageMeta(page, total) };
+/** Which filters a list statement has: each combination is its own prepared statement. */
+interface MyListShape {
+  course: boolean;
+  search: boolean;
 }
 
-/**
- * The caller's bookmarks across lessons, createdAt desc (tie: id desc); search matches the label.
- * Totals as in `listMyNotes`: the counter row unfiltered, counted (or reused) when filtered.
- */
-export async function listMyBookmarks(ctx: ServiceContext, query: MyListQuery): Promise<{ rows: MyBookmarkRow[]; meta: PageMeta }> {
-  const page = toPage(query, MY_LIST_DEFAULT_PAGE_SIZE);
-  const filters: Array<SQL | undefined> = [ownBookmarks(ctx)];
-  if (query.courseId !== undefined) filters.push(inArray(lessonBookmarks.lessonId, lessonIdsOfCourse(ctx, query.courseId)));
-  if (query.search !== undefined) filters.push(sql`${lessonBookmarks.label} ilike ${containsPattern(query.search)} escape '\\'`);
-  const where = and(...filters);
+type PageStatement<Row> = { execute(params: MyListParams): Promise<Array<Row & { counter: number | null }>> };
 
-  const version = ownVersion(ctx, studentAnnotationCounts.bookmarksVersion);
-  const bookmarksPage = () =>
-    ctx.db
-      .select({
-        id: lessonBookmarks.id,
-        lessonId: lessonBookmarks.lessonId,
-        studentId: lessonBookmarks.studentId,
-        timestampSeconds: lessonBookmarks.timestampSeconds,
-        label: lessonBookmarks.label,
-        createdAt: lessonBookmarks.createdAt,
-        ...enrichmentColumns,
-        version,
-      })
+/** The statements of one list shape, as `myListPage` runs them. */
+interface MyListStatements<Row> {
+  /** A page; `counter` is the caller's unfiltered total, or with filters their version (null: no counter row). */
+  page: PageStatement<Row>;
+  /**
+   * With a search: the same page found by reading the caller's newest `scan` rows in order
+   * (the owner's (student, time) index) and filtering them. Right whenever it finds a full page:
+   * the first matches in order are the first matches of the prefix.
+   */
+  orderedSearch?: PageStatement<Row>;
+  /** The exact filtered total with the version it was counted at and the unfiltered total, in one statement. */
+  count: { execute(params: MyListParams): Promise<Array<{ total: number; version: number | null; all: number | null }>> };
+}
+
+const placeholders = {
+  institutionId: sql.placeholder('institutionId'),
+  studentId: sql.placeholder('studentId'),
+  courseId: sql.placeholder('courseId'),
+  pattern: sql.placeholder('pattern'),
+  limit: sql.placeholder('limit'),
+  offset: sql.placeholder('offset'),
+  scan: sql.placeholder('scan'),
+};
+
+/** A column of the caller's counter row, as a scalar subquery. */
+const counterColumn = (db: ServiceContext['db'], column: PgColumn) =>
+  sql<number | null>`(${db
+    .select({ value: column })
+    .from(studentAnnotationCounts)
+    .where(and(eq(studentAnnotationCounts.institutionId, placeholders.institutionId), eq(studentAnnotationCounts.id, placeholders.studentId)))})`.mapWith(Number);
+
+/**
+ * The caller's rows of `table` under the shape's filters. The courseId filter is a `lesson_id in
+ * (lessons of the course)` subquery over the owner's (student, lesson) index; search is `ILIKE
+ * '%…%'` with the wildcards escaped, served by the trigram index (migration 0019).
+ */
+const myListWhere = (db: ServiceContext['db'], table: { institutionId: PgColumn; studentId: PgColumn; lessonId: PgColumn }, text: PgColumn, shape: MyListShape) =>
+  and(
+    eq(table.institutionId, placeholders.institutionId),
+    eq(table.studentId, placeholders.studentId),
+    shape.course
+      ? inArray(
+          table.lessonId,
+          db
+            .select({ id: lessons.id })
+            .from(lessons)
+            .where(and(eq(lessons.institutionId, placeholders.institutionId), eq(lessons.courseId, placeholders.courseId))),
+        )
+      : undefined,
+    shape.search ? sql`${text} ilike ${placeholders.pattern} escape '\\'` : undefined,
+  );
+
+const statementName = (list: string, shape: MyListShape) => `my_${list}${shape.course ? '_course' : ''}${shape.search ? '_search' : ''}`;
+const filteredShape = (shape: MyListShape) => shape.course || shape.search;
+
+function prepareMyNotes(db: ServiceContext['db'], shape: MyListShape) {
+  const where = myListWhere(db, lessonNotes, lessonNotes.content, shape);
+  const name = statementName('notes', shape);
+  const recent = db
+    .select({ ...noteColumns })
+    .from(lessonNotes)
+    .where(and(eq(lessonNotes.institutionId, placeholders.institutionId), eq(lessonNotes.studentId, placeholders.studentId)))
+    .orderBy(desc(lessonNotes.updatedAt), desc(lessonNotes.id))
+    .limit(placeholders.scan)
+    .as('recent');
+  return {
+    orderedSearch: shape.search
+      ? db
+          .select({
+            id: recent.id,
+            institutionId: recent.institutionId,
+            studentId: recent.studentId,
+            lessonId: recent.lessonId,
+            content: recent.content,
+            timestampSeconds: recent.timestampSeconds,
+            createdAt: recent.createdAt,
+            updatedAt: recent.updatedAt,
+            ...enrichmentColumns,
+            counter: counterColumn(db, studentAnnotationCounts.notesVersion),
+          })
+          .from(recent)
+          .innerJoin(lessons, sameTenantRef(recent.lessonId, recent.institutionId, lessons))
+          .innerJoin(courses, courseJoin)
+          .where(myListWhere(db, recent, recent.content, shape))
+          .orderBy(desc(recent.updatedAt), desc(recent.id))
+          .limit(placeholders.limit)
+          .offset(placeholders.offset)
+          .prepare(`${name}_ordered`)
+      : undefined,
+    page: db
+      .select({ ...noteRowColumns, counter: counterColumn(db, filteredShape(shape) ? studentAnnotationCounts.notesVersion : studentAnnotationCounts.notes) })
+      .from(lessonNotes)
+      .innerJoin(lessons, sameTenantRef(lessonNotes.lessonId, lessonNotes.institutionId, lessons))
+      .innerJoin(courses, courseJoin)
+      .where(where)
+      .orderBy(desc(lessonNotes.updatedAt), desc(lessonNotes.id))
+      .limit(placeholders.limit)
+      .offset(placeholders.offset)
+      .prepare(`${name}_page`),
+    count: db
+      .select({ total: count(), version: counterColumn(db, studentAnnotationCounts.notesVersion), all: counterColumn(db, studentAnnotationCounts.notes) })
+      .from(lessonNotes)
+      .where(where)
+      .prepare(`${name}_count`),
+  };
+}
+
+function prepareMyBookmarks(db: ServiceContext['db'], shape: MyListShape) {
+  const where = myListWhere(db, lessonBookmarks, lessonBookmarks.label, shape);
+  const name = statementName('bookmarks', shape);
+  const recent = db
+    .select({ ...bookmarkColumns })
+    .from(lessonBookmarks)
+    .where(and(eq(lessonBookmarks.institutionId, placeholders.institutionId), eq(lessonBookmarks.studentId, placeholders.studentId)))
+    .orderBy(desc(lessonBookmarks.createdAt), desc(lessonBookmarks.id))
+    .limit(placeholders.scan)
+    .as('recent');
+  return {
+    orderedSearch: shape.search
+      ? db
+          .select({
+            id: recent.id,
+            institutionId: recent.institutionId,
+            studentId: recent.studentId,
+            lessonId: recent.lessonId,
+            timestampSeconds: recent.timestampSeconds,
+            label: recent.label,
+            createdAt: recent.createdAt,
+            ...enrichmentColumns,
+            counter: counterColumn(db, studentAnnotationCounts.bookmarksVersion),
+          })
+          .from(recent)
+          .innerJoin(lessons, sameTenantRef(recent.lessonId, recent.institutionId, lessons))
+          .innerJoin(courses, courseJoin)
+          .where(myListWhere(db, recent, recent.label, shape))
+          .orderBy(desc(recent.createdAt), desc(recent.id))
+          .limit(placeholders.limit)
+          .offset(placeholders.offset)
+          .prepare(`${name}_ordered`)
+      : undefined,
+    page: db
+      .select({ ...bookmarkRowColumns, counter: counterColumn(db, filteredShape(shape) ? studentAnnotationCounts.bookmarksVersion : studentAnnotationCounts.bookmarks) })
       .from(lessonBookmarks)
       .innerJoin(lessons, sameTenantRef(lessonBookmarks.lessonId, lessonBookmarks.institutionId, lessons))
       .innerJoin(courses, courseJoin)
       .where(where)
       .orderBy(desc(lessonBookmarks.createdAt), desc(lessonBookmarks.id))
-      .limit(page.perPage)
-      .offset(pageOffset(page));
-  // Unfiltered, the total is the caller's counter row; filtered, it is counted (or cached at the caller's version).
-  const { rows, total } =
-    query.courseId === undefined && query.search === undefined
-      ? await Promise.all([bookmarksPage(), annotationCounts(ctx)]).then(([rows, counts]) => ({ rows, total: counts.bookmarks }))
-      : await pageWithTotal(totalsCacheOf(ctx.db, ctx.config.FILTERED_TOTALS_CACHE_SIZE), filteredListKey(ctx, 'bookmarks', query), bookmarksPage, () =>
-          countWithVersion(ctx, lessonBookmarks, where, version),
-        );
+      .limit(placeholders.limit)
+      .offset(placeholders.offset)
+      .prepare(`${name}_page`),
+    count: db
+      .select({ total: count(), version: counterColumn(db, studentAnnotationCounts.bookmarksVersion), all: counterColumn(db, studentAnnotationCounts.bookmarks) })
+      .from(lessonBookmarks)
+      .where(where)
+      .prepare(`${name}_count`),
+  };
+}
+
+/**
+ * The statements of the lists of `GET /api/me/notes` and `/api/me/bookmarks`, per database
+ * handle and shape (no filter, course, search, both), prepared at first use: a request builds no
+ * query, and PostgreSQL parses each statement once per connection (it still plans every call
+ * with its values: plan_cache_mode=force_custom_plan).
+ */
+const preparedNotes = new WeakMap<object, Map<string, ReturnType<typeof prepareMyNotes>>>();
+const preparedBookmarks = new WeakMap<object, Map<string, ReturnType<typeof prepareMyBookmarks>>>();
+
+function preparedOnce<T>(
+  cache: WeakMap<object, Map<string, T>>,
+  db: ServiceContext['db'],
+  list: string,
+  shape: MyListShape,
+  prepare: (db: ServiceContext['db'], shape: MyListShape) => T,
+): T {
+  let byShape = cache.get(db);
+  if (!byShape) cache.set(db, (byShape = new Map()));
+  const name = statementName(list, shape);
+  let statements = byShape.get(name);
+  if (!statements) byShape.set(name, (statements = prepare(db, shape)));
+  return statements;
+}
+
+/** The caller's unfiltered totals from the counter row (none: 0 and 0). */
+async function annotationCounts(ctx: ServiceContext): Promise<{ notes: number; bookmarks: number }> {
+  const [row] = await ctx.db
+    .select({ notes: studentAnnotationCounts.notes, bookmarks: studentAnnotationCounts.bookmarks })
+    .from(studentAnnotationCounts)
+    .where(and(inTenant(ctx, studentAnnotationCounts), eq(studentAnnotationCounts.id, ctx.actor.personId)));
+  return row ?? { notes: 0, bookmarks: 0 };
+}
+
+/**
+ * A page of the caller's list and its `meta.total`. Unfiltered, the total is the caller's
+ * counter row (student_annotation_counts, kept by triggers), read in the page query: the cost
+ * does not grow with the caller's rows (a page with no rows carries no counter: it is read on
+ * its own then). Filtered, the total is counted, then reused while the caller's rows are
+ * unchanged (filtered-totals.ts), so paging through a search counts its matches once.
+ */
+async function myListPage<Row>(
+  ctx: ServiceContext,
+  list: 'notes' | 'bookmarks',
+  query: MyListQuery,
+  statementsOf: (shape: MyListShape) => MyListStatements<Row>,
+): Promise<{ rows: Row[]; meta: PageMeta }> {
+  const page = toPage(query, MY_LIST_DEFAULT_PAGE_SIZE);
+  const shape = { course: query.courseId !== undefined, search: query.search !== undefined };
+  const statements = statementsOf(shape);
+  const params: MyListParams = {
+    institutionId: ctx.institutionId,
+    studentId: ctx.actor.personId,
+    ...(query.courseId !== undefined ? { courseId: query.courseId } : {}),
+    ...(query.search !== undefined ? { pattern: containsPattern(query.search) } : {}),
+    limit: page.perPage,
+    offset: pageOffset(page),
+  };
+  if (query.courseId === undefined && query.search === undefined) {
+    const rows = await statements.page.execute(params);
+    const total = rows.length > 0 ? (rows[0]!.counter ?? 0) : (await annotationCounts(ctx))[list];
+    return { rows, meta: pageMeta(page, total) };
+  }
+  const { rows, total } = await pageWithTotal(
+    totalsCacheOf(ctx.db, ctx.config.FILTERED_TOTALS_CACHE_SIZE),
+    totalsKey(ctx.institutionId, ctx.actor.personId, list, query.courseId, query.search),
+    async (cached) => {
+      const scan = statements.orderedSearch && orderedScanFor(cached, params.offset + params.limit);
+      let rows = scan === undefined ? undefined : await statements.orderedSearch!.execute({ ...params, scan });
+      // Fewer than a page: the matches may go on past the rows read (or this is the last page).
+      if (!rows || rows.length < params.limit) rows = await statements.page.execute(params);
+      return rows.map((row) => Object.assign(row, { version: row.counter }));
+    },
+    () => statements.count.execute(params).then(([row]) => ({ total: row?.total ?? 0, version: row?.version ?? 0, all: row?.all ?? 0 })),
+  );
+  return { rows, meta: pageMeta(page, total) };
+}
+
+/** The caller's notes across lessons, updatedAt desc (tie: id desc), with lesson and course; totals as in `myListPage`. */
+export async function listMyNotes(ctx: ServiceContext, query: MyListQuery): Promise<{ rows: MyNoteRow[]; meta: PageMeta }> {
+  const { rows, meta } = await myListPage(ctx, 'notes', query, (shape) => preparedOnce(preparedNotes, ctx.db, 'notes', shape, prepareMyNotes));
+  return {
+    rows: rows.map((r) => ({
+      id: r.id,
+      lessonId: r.lessonId,
+      content: r.content,
+      timestampSeconds: r.timestampSeconds,
+      createdAt: iso(r.createdAt),
+      updatedAt: iso(r.updatedAt),
+      lessonTitle: r.lessonTitle,
+      lessonType: r.lessonType,
+      courseId: r.courseId,
+      courseTitle: r.courseTitle,
+    })),
+    meta,
+  };
+}
+
+/** The caller's bookmarks across lessons, createdAt desc (tie: id desc); search matches the label; totals as in `myListPage`. */
+export async function listMyBookmarks(ctx: ServiceContext, query: MyListQuery): Promise<{ rows: MyBookmarkRow[]; meta: PageMeta }> {
+  const { rows, meta } = await myListPage(ctx, 'bookmarks', query, (shape) => preparedOnce(preparedBookmarks, ctx.db, 'bookmarks', shape, prepareMyBookmarks));
   return {
     rows: rows.map((r) => ({
       id: r.id,
@@ -362,6 +502,6 @@ export async function listMyBookmarks(ctx: ServiceContext, query: MyListQuery): 
       courseId: r.courseId,
       courseTitle: r.courseTitle,
     })),
-    meta: pageMeta(page, total),
+    meta,
   };
 }
