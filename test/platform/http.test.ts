@@ -148,11 +148,39 @@ describe('platform headers and versioning', () => {
     expect(err.headers['x-request-id']).toBe('abc-404');
   });
 
-  it('sends security headers', async () => {
-    const res = await t.request('GET', '/healthz');
-    expect(res.headers['x-content-type-options']).toBe('nosniff');
-    expect(res.headers['x-frame-options']).toBeDefined();
-    expect(res.headers['strict-transport-security']).toBeDefined();
+  it('sends security headers: the API part on JSON answers, all of them on documents', async () => {
+    const documentOnly = [
+      'cross-origin-opener-policy',
+      'origin-agent-cluster',
+      'referrer-policy',
+      'x-dns-prefetch-control',
+      'x-download-options',
+      'x-permitted-cross-domain-policies',
+      'x-xss-protection',
+    ];
+    const api = {
+      'strict-transport-security': 'max-age=31536000; includeSubDomains',
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'SAMEORIGIN',
+      'cross-origin-resource-policy': 'same-site',
+    };
+    for (const [path, status] of [
+      ['/healthz', 200],
+      ['/api/auth/session', 200],
+      ['/api/none', 404],
+    ] as const) {
+      const res = await t.request('GET', path);
+      expect(res.status).toBe(status);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.headers, path).toMatchObject(api);
+      for (const name of documentOnly) expect(res.headers[name], `${path}: ${name}`).toBeUndefined();
+    }
+    // A page a browser renders (the API reference) gets helmet's whole set.
+    const page = await t.request('GET', '/docs/');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.headers).toMatchObject({ ...api, 'referrer-policy': 'no-referrer', 'x-dns-prefetch-control': 'off', 'origin-agent-cluster': '?1' });
+    for (const name of documentOnly) expect(page.headers[name], `/docs/: ${name}`).toBeDefined();
   });
 
   it('allows CORS only for configured origins', async () => {
