@@ -9,6 +9,7 @@ import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCourse, createLesson, enroll } from '../helpers/factories.js';
+import { addBookmark as postBookmark, addNote as postNote, twoCoursesWithStudents } from '../helpers/annotations.js';
 import { expectOk } from '../helpers/expect.js';
 import { usingPostgres } from '../helpers/database.js';
 import { rawRows } from '../../src/platform/db/client.js';
@@ -21,31 +22,18 @@ const S3 = 'c_demo_stu_03';
 
 let t: TestApp;
 let course: Course;
-let other: Course;
 let lessons: Lesson[];
 let otherLesson: Lesson;
-const tokens: Record<string, string> = {};
+let tokens: Record<string, string>;
 
 beforeAll(async () => {
   t = await createTestApp();
-  course = await createCourse(t, { institutionId: INST, ownerId: 'u_demo_teacher', title: 'Counted' });
-  other = await createCourse(t, { institutionId: INST, ownerId: 'u_demo_teacher', title: 'Other' });
-  lessons = [];
-  for (let i = 0; i < 3; i++) lessons.push(await createLesson(t, { courseId: course.id, type: 'VIDEO', order: i + 1 }));
-  otherLesson = await createLesson(t, { courseId: other.id, type: 'VIDEO' });
-  for (const s of [S1, S2, S3]) {
-    await enroll(t, { courseId: course.id, studentId: s });
-    await enroll(t, { courseId: other.id, studentId: s });
-    tokens[s] = await t.token({ role: 'STUDENT', id: s });
-  }
-  tokens.teacher = await t.token({ role: 'TEACHER', id: 'u_demo_teacher' });
+  ({ course, lessons, otherLesson, tokens } = await twoCoursesWithStudents(t, [S1, S2, S3], 3));
 }, 120_000);
 afterAll(() => t?.close());
 
-const addNote = async (student: string, lesson: Lesson, content = 'a note') =>
-  expectOk(await t.request('POST', `/api/lessons/${lesson.id}/notes`, { token: tokens[student], body: { content } }), 201) as { id: string };
-const addBookmark = async (student: string, lesson: Lesson, label = 'here') =>
-  expectOk(await t.request('POST', `/api/lessons/${lesson.id}/bookmarks`, { token: tokens[student], body: { timestampSeconds: 5, label } }), 201) as { id: string };
+const addNote = (student: string, lesson: Lesson, content?: string) => postNote(t, tokens[student], lesson, content);
+const addBookmark = (student: string, lesson: Lesson, label?: string) => postBookmark(t, tokens[student], lesson, label);
 
 /** What the API says, what the counter row holds, and what counting the rows gives. */
 async function totals(student: string) {

@@ -9,7 +9,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { createCourse, createLesson, enroll } from '../helpers/factories.js';
+import { createLesson } from '../helpers/factories.js';
+import { addBookmark as postBookmark, addNote as postNote, twoCoursesWithStudents } from '../helpers/annotations.js';
 import { expectOk } from '../helpers/expect.js';
 import { rawRows } from '../../src/platform/db/client.js';
 import { orderedScanFor, pageWithTotal, totalsCacheOf } from '../../src/modules/notes/filtered-totals.js';
@@ -22,30 +23,20 @@ const S3 = 'c_demo_stu_13';
 
 let t: TestApp;
 let course: Course;
-let other: Course;
 let lesson: Lesson;
 let otherLesson: Lesson;
-const tokens: Record<string, string> = {};
+let tokens: Record<string, string>;
 
 beforeAll(async () => {
   t = await createTestApp();
-  course = await createCourse(t, { institutionId: INST, ownerId: 'u_demo_teacher', title: 'Cells' });
-  other = await createCourse(t, { institutionId: INST, ownerId: 'u_demo_teacher', title: 'Stars' });
-  lesson = await createLesson(t, { courseId: course.id, type: 'VIDEO' });
-  otherLesson = await createLesson(t, { courseId: other.id, type: 'VIDEO' });
-  for (const s of [S1, S2, S3]) {
-    await enroll(t, { courseId: course.id, studentId: s });
-    await enroll(t, { courseId: other.id, studentId: s });
-    tokens[s] = await t.token({ role: 'STUDENT', id: s });
-  }
-  tokens.teacher = await t.token({ role: 'TEACHER', id: 'u_demo_teacher' });
+  let lessons: Lesson[];
+  ({ course, lessons, otherLesson, tokens } = await twoCoursesWithStudents(t, [S1, S2, S3], 1, ['Cells', 'Stars']));
+  lesson = lessons[0]!;
 }, 120_000);
 afterAll(() => t?.close());
 
-const addNote = async (student: string, l: Lesson, content: string) =>
-  expectOk(await t.request('POST', `/api/lessons/${l.id}/notes`, { token: tokens[student], body: { content } }), 201) as { id: string };
-const addBookmark = async (student: string, l: Lesson, label: string) =>
-  expectOk(await t.request('POST', `/api/lessons/${l.id}/bookmarks`, { token: tokens[student], body: { timestampSeconds: 5, label } }), 201) as { id: string };
+const addNote = (student: string, l: Lesson, content: string) => postNote(t, tokens[student], l, content);
+const addBookmark = (student: string, l: Lesson, label: string) => postBookmark(t, tokens[student], l, label);
 
 const apiTotal = async (student: string, list: 'notes' | 'bookmarks', query: Record<string, string | number>) => {
   const res = await t.request('GET', `/api/me/${list}`, { token: tokens[student], query: { perPage: 1, ...query } });
