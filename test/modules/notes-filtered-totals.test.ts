@@ -255,4 +255,11 @@ describe('pageWithTotal', () => {
     expect((await pageWithTotal(cache, 'k', rows(8), count(8))).total).toBe(13);
     expect((await pageWithTotal(cache, 'k', async () => [], count(8))).total).toBe(14);
   });
+  it('bounds the cache by the length of its keys as well as their number', async () => {
+    const cache = totalsCacheOf({}, 10)!;
+    const count = async () => ({ total: 1, version: 1, all: 1 });
+    for (let i = 0; i < 10; i++) await pageWithTotal(cache, `${i}`.padEnd(1000, 'x'), async () => [], count);
+    expect(cache.calculatedSize).toBeLessThanOrEqual(10 * 256);
+    expect(cache.size).toBe(2);
+  });
 });

@@ -51,13 +51,17 @@ export interface Versioned {
 type TotalsCache = LRUCache<string, VersionedTotal>;
 
 const cachesByDb = new WeakMap<object, TotalsCache>();
+/** The average key length the cache's size budget allows (a typical key is ~80 characters). */
+const KEY_CHARS_PER_ENTRY = 256;
 
 /** The cache of one database handle (caches of another database must never answer), or none when `maxEntries` is 0. */
 export function totalsCacheOf(db: object, maxEntries: number): TotalsCache | undefined {
   if (maxEntries <= 0) return undefined;
   let cache = cachesByDb.get(db);
   if (!cache) {
-    cache = new LRUCache<string, VersionedTotal>({ max: maxEntries });
+    // Keys hold the caller's filters: bounded by their length too, so long course ids or
+    // searches cannot make 10,000 entries weigh more than ~5 MB of keys.
+    cache = new LRUCache<string, VersionedTotal>({ max: maxEntries, maxSize: maxEntries * KEY_CHARS_PER_ENTRY, sizeCalculation: (_total, key) => key.length + 1 });
     cachesByDb.set(db, cache);
   }
   return cache;
