@@ -35,6 +35,7 @@ import pg from 'pg';
 import type { MintInput } from '../src/platform/auth/tokens.js';
 import { DEMO_INSTITUTION, DEMO_STUDENT_ID } from '../src/dev/crm-sim/fixtures.js';
 import { bulkLoad, connectScenario } from './scenario-db.js';
+import { studentClaims } from './claims.js';
 
 export interface NotesScenarioOptions {
   databaseUrl: string;
@@ -165,14 +166,7 @@ export async function prepareNotesScenario(opts: NotesScenarioOptions): Promise<
   log(`generated in ${generationSeconds.toFixed(1)} s`);
 
   const studentMatchingSearch = heavy >= 2 ? Math.floor((heavy - 2) / WORDS.length) + 1 : 0; // g ≡ 2 (mod 12), g in 1..heavy
-  const actor: MintInput = {
-    sub: student,
-    institutionId: inst,
-    role: 'STUDENT',
-    contactId: student,
-    isContact: true,
-    contactType: 'CONTACT_STUDENT',
-  };
+  const actor: MintInput = studentClaims(student, inst);
   const expectPage = (expectedTotal: number) => (body: any) => {
     if (body?.meta?.total !== expectedTotal) return `expected meta.total ${expectedTotal}, got ${body?.meta?.total}`;
     if (!Array.isArray(body?.data) || body.data.length !== Math.min(20, expectedTotal)) return 'expected a full first page';

@@ -20,8 +20,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import os from 'node:os';
 import autocannon from 'autocannon';
 import { mintToken } from '../src/platform/auth/tokens.js';
-import { DEMO_INSTITUTION, DEMO_STUDENT_ID } from '../src/dev/crm-sim/fixtures.js';
+import { DEMO_STUDENT_ID } from '../src/dev/crm-sim/fixtures.js';
 import { PROFILE_PREFIX, READY_PREFIX } from './server.js';
+import { studentClaims } from './claims.js';
 
 interface ProfileNode {
   id: number;
@@ -117,14 +118,7 @@ async function main() {
   const headers: Record<string, string> = {};
   if (process.argv.includes('--bearer')) {
     const student = process.env.BENCH_STUDENT_ID ?? DEMO_STUDENT_ID;
-    const token = await mintToken(AUTH_SECRET, {
-      sub: student,
-      institutionId: DEMO_INSTITUTION.id,
-      role: 'STUDENT',
-      contactId: student,
-      isContact: true,
-      contactType: 'CONTACT_STUDENT',
-    });
+    const token = await mintToken(AUTH_SECRET, studentClaims(student));
     headers.authorization = `Bearer ${token}`;
   }
   const full = new URL(path, url).toString();

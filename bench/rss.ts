@@ -19,8 +19,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { mintToken } from '../src/platform/auth/tokens.js';
-import { DEMO_INSTITUTION, DEMO_STUDENT_ID } from '../src/dev/crm-sim/fixtures.js';
 import { freePort } from './cluster/procs.js';
+import { studentClaims } from './claims.js';
 
 const IDLE = Number(process.env.BENCH_IDLE ?? 15);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -86,14 +86,7 @@ async function main() {
     await new Promise((r) => setTimeout(r, IDLE * 1000));
     const idle = (await samples()).at(-1);
 
-    const authorization = `Bearer ${await mintToken(AUTH_SECRET, {
-      sub: DEMO_STUDENT_ID,
-      institutionId: DEMO_INSTITUTION.id,
-      role: 'STUDENT',
-      contactId: DEMO_STUDENT_ID,
-      isContact: true,
-      contactType: 'CONTACT_STUDENT',
-    })}`;
+    const authorization = `Bearer ${await mintToken(AUTH_SECRET, studentClaims())}`;
     // A lesson of one of the demo student's courses, for the write phase.
     const getData = async (path: string) => ((await (await fetch(`${base}${path}`, { headers: { authorization } })).json()) as { data: Array<{ id: string }> | null }).data ?? [];
     let lessonId: string | undefined;

@@ -43,11 +43,12 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Result } from 'autocannon';
 import { mintToken, type MintInput } from '../src/platform/auth/tokens.js';
-import { DEMO_INSTITUTION, DEMO_STUDENT_ID } from '../src/dev/crm-sim/fixtures.js';
+import { DEMO_STUDENT_ID } from '../src/dev/crm-sim/fixtures.js';
 import { canPin } from './pinning.js';
 import { READY_PREFIX, STATS_PREFIX, TARGETS, type ServerStats } from './server.js';
 import { prepareNotesScenario } from './notes-scenario.js';
 import { prepareInboxScenario } from './inbox-scenario.js';
+import { studentClaims } from './claims.js';
 
 // ---------------------------------------------------------------------------------------
 // Scenarios. Add one by appending to SCENARIOS; `target` names a server in bench/server.ts.
@@ -78,14 +79,7 @@ interface Scenario {
 
 const BASELINE = 'hello-world';
 
-const DEMO_STUDENT: MintInput = {
-  sub: DEMO_STUDENT_ID,
-  institutionId: DEMO_INSTITUTION.id,
-  role: 'STUDENT',
-  contactId: DEMO_STUDENT_ID,
-  isContact: true,
-  contactType: 'CONTACT_STUDENT',
-};
+const DEMO_STUDENT: MintInput = studentClaims();
 
 const SCENARIOS: Scenario[] = [
   {

@@ -10,6 +10,7 @@ import { REPLICA_SETTINGS, type Cluster, type Replica, type WorkerReplica } from
 import { haproxyServerStates } from './infra.js';
 import { sleep } from './procs.js';
 import { INSTITUTION, type Workload } from './workload.js';
+import { studentClaims } from '../claims.js';
 
 export type FaultKind = 'web-kill' | 'worker-kill' | 'pg-restart' | 'redis-restart' | 'crm-outage' | 'rolling-restart';
 export const FAULT_KINDS: FaultKind[] = ['web-kill', 'worker-kill', 'pg-restart', 'redis-restart', 'crm-outage', 'rolling-restart'];
@@ -95,14 +96,7 @@ export interface RateLimitCheck {
 export async function checkSharedRateLimit(cluster: Cluster, label: string): Promise<RateLimitCheck> {
   const limit = REPLICA_SETTINGS.rateLimitRead;
   const caller = `c_demo_ratelimit_${label.replace(/\W+/g, '_')}_${Date.now()}`;
-  const token = await mintToken(cluster.secrets.auth, {
-    sub: caller,
-    institutionId: INSTITUTION,
-    role: 'STUDENT',
-    contactId: caller,
-    isContact: true,
-    contactType: 'CONTACT_STUDENT',
-  });
+  const token = await mintToken(cluster.secrets.auth, studentClaims(caller, INSTITUTION));
   const get = async (w: Replica) => {
     const res = await request(`http://127.0.0.1:${w.port}/api/auth/session`, { headers: { authorization: `Bearer ${token}` } });
     await res.body.dump();

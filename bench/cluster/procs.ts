@@ -6,7 +6,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 export interface ProcSpec {
@@ -178,16 +177,7 @@ export class Supervisor {
   }
 }
 
-/** A port nothing listens on now (the OS picks it). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
+export { freePort } from '../../test/helpers/ports.js';
 
 /** Runs a command to completion; throws with its output when it fails. */
 export function run(command: string, args: string[], opts: { env?: Record<string, string>; cwd?: string; input?: string } = {}): string {
