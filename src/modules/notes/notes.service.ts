@@ -282,6 +282,21 @@ const myListWhere = (db: ServiceContext['db'], table: { institutionId: PgColumn;
     shape.search ? sql`${text} ilike ${placeholders.pattern} escape '\\'` : undefined,
   );
 
+/** The exact count of the caller's rows under `where`, with their version and unfiltered total read in the same statement. */
+const countStatement = (
+  db: ServiceContext['db'],
+  table: typeof lessonNotes | typeof lessonBookmarks,
+  where: ReturnType<typeof myListWhere>,
+  version: PgColumn,
+  all: PgColumn,
+  name: string,
+) =>
+  db
+    .select({ total: count(), version: counterColumn(db, version), all: counterColumn(db, all) })
+    .from(table)
+    .where(where)
+    .prepare(name);
+
 const statementName = (list: string, shape: MyListShape) => `my_${list}${shape.course ? '_course' : ''}${shape.search ? '_search' : ''}`;
 const filteredShape = (shape: MyListShape) => shape.course || shape.search;
 
@@ -329,11 +344,7 @@ function prepareMyNotes(db: ServiceContext['db'], shape: MyListShape) {
       .limit(placeholders.limit)
       .offset(placeholders.offset)
       .prepare(`${name}_page`),
-    count: db
-      .select({ total: count(), version: counterColumn(db, studentAnnotationCounts.notesVersion), all: counterColumn(db, studentAnnotationCounts.notes) })
-      .from(lessonNotes)
-      .where(where)
-      .prepare(`${name}_count`),
+    count: countStatement(db, lessonNotes, where, studentAnnotationCounts.notesVersion, studentAnnotationCounts.notes, `${name}_count`),
   };
 }
 
@@ -380,11 +391,7 @@ function prepareMyBookmarks(db: ServiceContext['db'], shape: MyListShape) {
       .limit(placeholders.limit)
       .offset(placeholders.offset)
       .prepare(`${name}_page`),
-    count: db
-      .select({ total: count(), version: counterColumn(db, studentAnnotationCounts.bookmarksVersion), all: counterColumn(db, studentAnnotationCounts.bookmarks) })
-      .from(lessonBookmarks)
-      .where(where)
-      .prepare(`${name}_count`),
+    count: countStatement(db, lessonBookmarks, where, studentAnnotationCounts.bookmarksVersion, studentAnnotationCounts.bookmarks, `${name}_count`),
   };
 }
 
