@@ -8,8 +8,10 @@
  * updatedAt desc, id desc, limit/offset) and the exact count of the caller's notes, both in
  * parallel, as unnamed statements (planned with each call's values, pg's default). `?search=` adds the same `content ILIKE '%…%' ESCAPE '\'` to both. No validation
  * beyond what the SQL needs, no tenancy helpers, no logging, `JSON.stringify` of the envelope.
- * Our route keeps the unfiltered count in a counter row (student_annotation_counts) instead,
- * which is how it can beat this floor.
+ * Our route keeps the unfiltered count in a counter row (student_annotation_counts) instead, and
+ * a search's count per version of the student's notes (src/modules/notes/filtered-totals.ts),
+ * which is how it can beat this floor; `me-notes-search-uncached` is our route counting as this
+ * floor does.
  */
 import Fastify from 'fastify';
 import { createVerifier } from 'fast-jwt';
