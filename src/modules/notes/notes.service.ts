@@ -452,7 +452,7 @@ async function myListPage<Row>(
     limit: page.perPage,
     offset: pageOffset(page),
   };
-  if (query.courseId === undefined && query.search === undefined) {
+  if (!filteredShape(shape)) {
     const rows = await statements.page.execute(params);
     const total = rows.length > 0 ? (rows[0]!.counter ?? 0) : (await annotationCounts(ctx))[list];
     return { rows, meta: pageMeta(page, total) };
