@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
-import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
-import multipart from '@fastify/multipart';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import './platform/http/types.js';
 import type { Deps } from './platform/context.js';
@@ -10,7 +8,7 @@ import { clientErrorHandler, registerErrorHandling, sendFrameworkError } from '.
 import { registerCommonErrorResponses } from './platform/http/error-responses.js';
 import { jsonDepthExceeds, MAX_JSON_DEPTH, registerInputGuard } from './platform/http/input-guard.js';
 import { zodResponseSerializer, type ZodSerializedRoute } from './platform/http/serializer.js';
-import { loggerOptions, OneLineRequestLog } from './platform/http/logging.js';
+import { lazyRequestLogger, loggerOptions, OneLineRequestLog } from './platform/http/logging.js';
 import { AppError } from './platform/http/errors.js';
 import { registerAuth } from './platform/auth/auth-plugin.js';
 import { registerRateLimits } from './platform/http/rate-limit.js';
@@ -53,6 +51,7 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
     },
     // One log line per request, at its end, instead of two.
     logController: new OneLineRequestLog(),
+    childLoggerFactory: lazyRequestLogger,
     // /api/v1/<path> is the same route as /api/<path> (spec part 9).
     rewriteUrl: (req) => (req.url?.startsWith(V1_PREFIX) ? `/api/${req.url.slice(V1_PREFIX.length)}` : (req.url ?? '/')),
     routerOptions: { ignoreTrailingSlash: true },
@@ -76,7 +75,7 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', (req, reply, payload, done) => {
+  app.addHook('onSend', function requestIdHeader(req, reply, payload, done) {
     reply.header('x-request-id', req.id);
     if (closing) reply.header('connection', 'close');
     done(null, payload);
@@ -106,8 +105,6 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
     origin: deps.config.corsOrigins.length > 0 ? deps.config.corsOrigins : false,
     credentials: true,
   });
-  await app.register(cookie);
-  await app.register(multipart, { limits: { fileSize: 1_048_576, files: 1, fields: 20 } });
 
   registerAuth(app, deps);
   await registerRateLimits(app, deps.config);

@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { paginationFields, pageMeta, toPage } from '../../src/platform/http/pagination.js';
 import { paged } from '../../src/platform/http/envelope.js';
+import { multipart } from '../helpers/multipart.js';
 
 let t: TestApp;
 let student: string;
@@ -216,6 +217,56 @@ describe('platform headers and versioning', () => {
       t.app.draining = false;
     }
     expect((await t.request('GET', '/readyz')).status).toBe(200);
+  });
+});
+
+/** The hooks Fastify runs for `method url`, by lifecycle stage, as `printRoutes` names them. */
+function hooksOf(method: string, url: string): Record<string, string[]> {
+  const lines = t.app.printRoutes({ includeHooks: true, commonPrefix: false, method }).split('\n');
+  const start = lines.findIndex((l) => l.includes(`── ${url} (${method})`));
+  expect(start).toBeGreaterThanOrEqual(0);
+  const hooks: Record<string, string[]> = {};
+  for (const line of lines.slice(start + 1)) {
+    const m = /• \((\w+)\) (\[.*\])$/.exec(line);
+    if (!m) break;
+    hooks[m[1]!] = JSON.parse(m[2]!);
+  }
+  return hooks;
+}
+
+describe('per-request pipeline', () => {
+  // Each hook is work on every request of the route; plugins that matter to a few routes
+  // (multipart, cookies) must not add theirs to all of them.
+  it('runs only the security headers, CORS, the input guard and the request id on a public route', () => {
+    expect(hooksOf('GET', '/healthz')).toEqual({
+      onRequest: ['apiSecurityHeaders()', 'handleCors()'],
+      preValidation: ['inputGuard()'],
+      onSend: ['requestIdHeader()', 'documentSecurityHeaders()'],
+    });
+  });
+
+  it('adds authentication, the rate limiter and the tenant check on an /api route, and nothing else', () => {
+    const hooks = hooksOf('GET', '/api/auth/session');
+    expect(hooks.onRequest).toEqual(['apiSecurityHeaders()', 'handleCors()', 'authenticate()', expect.any(String)]);
+    expect(hooks.preParsing).toEqual(['refusalHook()']);
+    expect(hooks.preValidation).toEqual(['inputGuard()', 'tenantHook()']);
+    expect(hooks.onSend).toEqual(['requestIdHeader()', 'documentSecurityHeaders()']);
+    expect(hooks.onResponse).toBeUndefined();
+  });
+
+  it('parses multipart/form-data for the caption upload only: elsewhere it is 415 UNSUPPORTED_MEDIA_TYPE', async () => {
+    const { body, headers } = multipart([{ name: 'title', value: 'x' }]);
+    const res = await t.request('POST', '/api/test/echo', { token: student, body, headers });
+    expect(res.status).toBe(415);
+    expect(res.body).toMatchObject({ data: null, error: { code: 'UNSUPPORTED_MEDIA_TYPE' } });
+    expect(hooksOf('POST', '/api/lessons/:id/captions').onResponse).toHaveLength(1);
+  });
+
+  it('reads the session cookie without a cookie plugin on every request', async () => {
+    const cookie = await t.token({ role: 'STUDENT', id: 'c_demo_stu_01' });
+    const name = t.deps.config.SESSION_COOKIE_NAME;
+    const res = await t.request('GET', '/api/auth/session', { headers: { cookie: `theme=dark; ${name}=${cookie}; other=1` } });
+    expect(res.body.data).toMatchObject({ personId: 'c_demo_stu_01', role: 'STUDENT' });
   });
 });
 

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { deletedSchema, envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
@@ -12,10 +13,12 @@ import { captionsJobs } from './captions.jobs.js';
 
 const tags = ['captions'];
 const TRANSCRIPT_CACHE_CONTROL = 'private, max-age=3600';
+/** One WebVTT file of at most 1 MB, and the form's few text fields. */
+const CAPTION_UPLOAD_LIMITS = { fileSize: 1_048_576, files: 1, fields: 20 };
 
 /**
- * The multipart form of a caption upload: the `file` part buffered (the app-wide multipart
- * limit stops it at 1 MB) and the text fields as strings.
+ * The multipart form of a caption upload: the `file` part buffered (CAPTION_UPLOAD_LIMITS stops
+ * it at 1 MB) and the text fields as strings.
  */
 async function readCaptionForm(req: FastifyRequest): Promise<captions.CaptionForm> {
   if (!req.isMultipart()) {
@@ -69,33 +72,38 @@ const routes: ModuleRoutes = async (app, deps) => {
     async (req) => ok(await captions.listCaptions(ctxOf(req), req.params.id)),
   );
 
-  r.post(
-    '/api/lessons/:id/captions',
-    {
-      config: { recordScope: 'institution' },
-      schema: {
-        tags,
-        operationId: 'createLessonCaption',
-        summary: 'Upload a WebVTT caption track (multipart/form-data)',
-        description:
-          'Requires canManageCourses. Fields: `file` (required; type text/vtt or text/plain, or a .vtt name; must begin ' +
-          'with WEBVTT and parse as WebVTT; at most 1 MB, else 413 PAYLOAD_TOO_LARGE), `language` (required; ISO 639-1, ' +
-          `one of SUPPORTED_CAPTION_LANGUAGES: ${SUPPORTED_CAPTION_LANGUAGES.join(', ')}), \`label\` (required, 1 to 80 ` +
-          'characters), `blockId` (optional; a video block of the lesson), `isDefault` (optional; "true", "1" or "on"; ' +
-          'demotes the other default of the same lesson video). The file is stored under a server-generated key.',
-        consumes: ['multipart/form-data'],
-        params: lessonParams,
-        body: captionUploadBodyDoc,
-        response: {
-          201: envelope(captionTrackSchema),
-          409: errorEnvelope.describe('CONFLICT: a concurrent default change won twice; retry'),
-          413: errorEnvelope.describe('PAYLOAD_TOO_LARGE: file over 1 MB'),
-          415: errorEnvelope.describe('UNSUPPORTED_MEDIA_TYPE: body is not multipart/form-data'),
+  // multipart/form-data is parsed for this route only: @fastify/multipart's hooks (a close
+  // listener per request, a clean-up of saved files after it) would otherwise run on every route.
+  await app.register(async (scope) => {
+    await scope.register(multipart, { limits: CAPTION_UPLOAD_LIMITS });
+    typed(scope).post(
+      '/api/lessons/:id/captions',
+      {
+        config: { recordScope: 'institution' },
+        schema: {
+          tags,
+          operationId: 'createLessonCaption',
+          summary: 'Upload a WebVTT caption track (multipart/form-data)',
+          description:
+            'Requires canManageCourses. Fields: `file` (required; type text/vtt or text/plain, or a .vtt name; must begin ' +
+            'with WEBVTT and parse as WebVTT; at most 1 MB, else 413 PAYLOAD_TOO_LARGE), `language` (required; ISO 639-1, ' +
+            `one of SUPPORTED_CAPTION_LANGUAGES: ${SUPPORTED_CAPTION_LANGUAGES.join(', ')}), \`label\` (required, 1 to 80 ` +
+            'characters), `blockId` (optional; a video block of the lesson), `isDefault` (optional; "true", "1" or "on"; ' +
+            'demotes the other default of the same lesson video). The file is stored under a server-generated key.',
+          consumes: ['multipart/form-data'],
+          params: lessonParams,
+          body: captionUploadBodyDoc,
+          response: {
+            201: envelope(captionTrackSchema),
+            409: errorEnvelope.describe('CONFLICT: a concurrent default change won twice; retry'),
+            413: errorEnvelope.describe('PAYLOAD_TOO_LARGE: file over 1 MB'),
+            415: errorEnvelope.describe('UNSUPPORTED_MEDIA_TYPE: body is not multipart/form-data'),
+          },
         },
       },
-    },
-    async (req, reply) => reply.code(201).send(ok(await captions.createCaption(ctxOf(req), req.params.id, () => readCaptionForm(req)))),
-  );
+      async (req, reply) => reply.code(201).send(ok(await captions.createCaption(ctxOf(req), req.params.id, () => readCaptionForm(req)))),
+    );
+  });
 
   r.patch(
     '/api/lessons/:id/captions/:captionId',

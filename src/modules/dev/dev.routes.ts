@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { fastifyCookie } from '@fastify/cookie';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, ok } from '../../platform/http/envelope.js';
@@ -22,7 +23,11 @@ function refuseCrossSite(req: FastifyRequest) {
   }
 }
 
-/** The cookie options Auth.js uses; `__Secure-`/`__Host-` names need `Secure` (browsers accept it on http://localhost and 127.0.0.1 too). */
+/**
+ * The options Auth.js uses for the session cookie (set here only: no cookie plugin runs on every
+ * request); `__Secure-`/`__Host-` names need `Secure` (browsers accept it on http://localhost
+ * and 127.0.0.1 too).
+ */
 function cookieOptions(name: string, req: FastifyRequest) {
   const secure = name.startsWith('__Secure-') || name.startsWith('__Host-') || req.protocol === 'https';
   return { path: '/', httpOnly: true, sameSite: 'lax' as const, secure };
@@ -90,7 +95,7 @@ const routes: ModuleRoutes = async (app, deps) => {
       if (!person) throw new AppError('NOT_FOUND', 'No such person in the CRM simulator');
       const now = deps.clock.now();
       const token = await mintToken(deps.config.AUTH_SECRET, { ...demoClaims(person), expiresIn: SESSION_SECONDS }, now);
-      reply.setCookie(cookieName, token, { ...cookieOptions(cookieName, req), maxAge: SESSION_SECONDS });
+      reply.header('set-cookie', fastifyCookie.serialize(cookieName, token, { ...cookieOptions(cookieName, req), maxAge: SESSION_SECONDS }));
       return ok(await decodeSessionToken(token, { secret: deps.config.AUTH_SECRET, cookieName, now, maxAgeSeconds: deps.config.AUTH_MAX_TOKEN_AGE_SECONDS }));
     },
   );
@@ -108,7 +113,7 @@ const routes: ModuleRoutes = async (app, deps) => {
     },
     async (req, reply) => {
       refuseCrossSite(req);
-      reply.clearCookie(cookieName, cookieOptions(cookieName, req));
+      reply.header('set-cookie', fastifyCookie.serialize(cookieName, '', { ...cookieOptions(cookieName, req), expires: new Date(0), maxAge: 0 }));
       return ok({ signedOut: true as const });
     },
   );

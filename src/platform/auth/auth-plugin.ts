@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { fastifyCookie } from '@fastify/cookie';
 import { sql } from 'drizzle-orm';
 import { AppError } from '../http/errors.js';
 import type { AuthMode } from '../http/types.js';
@@ -18,7 +19,9 @@ export function readSessionCookie(cookies: Record<string, string | undefined>, n
 function tokenFrom(req: FastifyRequest, cookieName: string): { token: string; source: 'bearer' | 'cookie' } | undefined {
   const header = req.headers.authorization;
   if (header && /^Bearer\s+/i.test(header)) return { token: header.replace(/^Bearer\s+/i, '').trim(), source: 'bearer' };
-  const token = readSessionCookie(req.cookies ?? {}, cookieName);
+  // Parsed here, the one place that reads a cookie, rather than by a hook on every request.
+  const cookies = req.headers.cookie;
+  const token = cookies ? readSessionCookie(fastifyCookie.parse(cookies), cookieName) : undefined;
   return token ? { token, source: 'cookie' } : undefined;
 }
 
@@ -134,30 +137,34 @@ export function registerAuth(app: FastifyInstance, deps: Deps) {
     maxAgeSeconds: deps.config.AUTH_MAX_TOKEN_AGE_SECONDS,
   });
 
-  async function sessionOf(req: FastifyRequest): Promise<{ session: Session; source: 'bearer' | 'cookie' } | null> {
-    const found = tokenFrom(req, deps.config.SESSION_COOKIE_NAME);
-    if (!found) return null;
+  /** A refused token: no session (logged at debug); anything else is a bug and propagates. */
+  function refused(req: FastifyRequest, err: unknown): null {
+    if (!(err instanceof TokenError)) throw err;
+    req.log.debug({ reason: err.message }, 'session token refused');
+    return null;
+  }
+
+  /** The session of a token verified before (undefined when it still needs verifying), or null when refused. */
+  function knownSession(req: FastifyRequest, token: string): Session | null | undefined {
     try {
-      return { session: await decoder.decode(found.token, deps.clock.now()), source: found.source };
+      return decoder.decodeVerified(token, deps.clock.now());
     } catch (err) {
-      if (err instanceof TokenError) {
-        req.log.debug({ reason: err.message }, 'session token refused');
-        return null;
-      }
-      throw err;
+      return refused(req, err);
+    }
+  }
+
+  async function verifiedSession(req: FastifyRequest, token: string): Promise<Session | null> {
+    try {
+      return await decoder.decode(token, deps.clock.now());
+    } catch (err) {
+      return refused(req, err);
     }
   }
 
   app.decorateRequest('session', null);
   app.decorateRequest('rawBody', undefined);
-  app.decorateRequest('isV1', false);
   app.decorateRequest('authRefusal', null);
   app.decorateRequest('apiCaller', null);
-
-  app.addHook('onRequest', (req, _reply, done) => {
-    req.isV1 = req.originalUrl.startsWith('/api/v1/');
-    done();
-  });
 
   // Refusals are decided in onRequest and thrown in preParsing: in between, the rate limiter
   // (a later onRequest hook of the route) counts them against the caller's IP.
@@ -167,19 +174,36 @@ export function registerAuth(app: FastifyInstance, deps: Deps) {
     }
     done();
   };
-  const sessionHook = (optional: boolean) => async (req: FastifyRequest) => {
-    const found = await sessionOf(req);
-    if (!found) {
+  type Done = (err?: Error) => void;
+  /** The request's session from its token's, or why it is refused; then the caller's institution row. */
+  function admit(req: FastifyRequest, source: 'bearer' | 'cookie', session: Session | null, optional: boolean, done: Done) {
+    if (!session) {
       if (!optional) req.authRefusal = new AppError('AUTH_REQUIRED', 'Authentication is required');
-      return;
+      return done();
     }
-    if (found.source === 'cookie' && crossSiteWrite(req, allowedOrigins)) {
+    if (source === 'cookie' && crossSiteWrite(req, allowedOrigins)) {
       req.authRefusal = new AppError('FORBIDDEN', 'Cross-site request refused: the Origin is not allowed');
-      return;
+      return done();
     }
-    req.session = found.session;
-    await ensureInstitution(found.session.institutionId);
-  };
+    req.session = session;
+    if (known.has(session.institutionId)) return done();
+    ensureInstitution(session.institutionId).then(() => done(), done);
+  }
+  // A callback hook, not an async one: a token seen before from a known institution (nearly
+  // every request) is admitted without a promise or a microtask hop.
+  const sessionHook = (optional: boolean) =>
+    function authenticate(req: FastifyRequest, _reply: unknown, done: Done) {
+      const found = tokenFrom(req, deps.config.SESSION_COOKIE_NAME);
+      if (!found) return admit(req, 'bearer', null, optional, done);
+      let session: Session | null | undefined;
+      try {
+        session = knownSession(req, found.token);
+      } catch (err) {
+        return done(err as Error);
+      }
+      if (session !== undefined) return admit(req, found.source, session, optional, done);
+      verifiedSession(req, found.token).then((s) => admit(req, found.source, s, optional, done), done);
+    };
   const refusalHook = (req: FastifyRequest, _reply: unknown, _payload: unknown, done: (err?: Error | null) => void) => done(req.authRefusal);
   // Before validation, so schemas that strip unknown keys cannot hide a supplied institutionId:
   // an institutionId in query, body or path must be the session's.

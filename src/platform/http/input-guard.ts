@@ -120,7 +120,7 @@ function checkRequest(req: FastifyRequest) {
 /** Checks every request's params, query, parsed body and headers before schema validation. */
 export function registerInputGuard(app: FastifyInstance) {
   // A callback hook, not an async one: no promise per request for a check that is synchronous.
-  app.addHook('preValidation', (req, _reply, done) => {
+  app.addHook('preValidation', function inputGuard(req, _reply, done) {
     try {
       checkRequest(req);
     } catch (err) {

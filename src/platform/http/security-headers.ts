@@ -45,11 +45,11 @@ export function registerSecurityHeaders(app: FastifyInstance, options: HelmetOpt
   const api: Record<string, string> = {};
   for (const name of API_SECURITY_HEADERS) if (all[name] !== undefined) api[name] = all[name];
   const documentOnly = Object.entries(all).filter(([name]) => api[name] === undefined);
-  app.addHook('onRequest', (_req, reply, done) => {
+  app.addHook('onRequest', function apiSecurityHeaders(_req, reply, done) {
     reply.headers(api);
     done();
   });
-  app.addHook('onSend', (_req, reply, payload, done) => {
+  app.addHook('onSend', function documentSecurityHeaders(_req, reply, payload, done) {
     if (!isJson(reply.getHeader('content-type'))) {
       for (const [name, value] of documentOnly) if (!reply.hasHeader(name)) reply.header(name, value);
     }

@@ -36,8 +36,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     session: Session | null;
     rawBody: Buffer | undefined;
-    /** Reached through the /api/v1 prefix. */
-    isV1: boolean;
     /**
      * Why authentication refused the request, decided in onRequest and thrown in preParsing,
      * so the rate limiter (an onRequest hook of each route) counts refused requests too.
