@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import cors from '@fastify/cors';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -14,10 +13,9 @@ import { registerAuth } from './platform/auth/auth-plugin.js';
 import { registerRateLimits } from './platform/http/rate-limit.js';
 import { registerDocs } from './platform/http/docs.js';
 import { defaultWebDir, registerWebApp, webAppAt } from './platform/http/web-app.js';
-import { registerSecurityHeaders } from './platform/http/security-headers.js';
+import { registerResponseHeaders, requestIdOf } from './platform/http/response-headers.js';
 import { modules } from './modules/index.js';
 
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
 const V1_PREFIX = '/api/v1/';
 
 /** Builds the Fastify app from platform plugins and domain modules. Does not listen. */
@@ -43,12 +41,7 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
     // choose its req.ip with X-Forwarded-For, and with it a fresh rate-limit budget.
     trustProxy: deps.config.trustProxy as never, // a hop count is supported, though not in the types
     requestIdHeader: false,
-    // A sent x-request-id is kept; otherwise a random UUID (it is only a correlation id, so
-    // crypto's batched randomUUID rather than a time-ordered v7 built per request).
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    },
+    genReqId: (req) => requestIdOf(req.headers['x-request-id']),
     // One log line per request, at its end, instead of two.
     logController: new OneLineRequestLog(),
     childLoggerFactory: lazyRequestLogger,
@@ -69,18 +62,6 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
   registerInputGuard(app);
 
   app.decorate('draining', false);
-  // While closing, responses still in flight end their keep-alive connection; otherwise the
-  // client's idle socket would hold close() open until the keep-alive timeout.
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  app.addHook('onSend', function requestIdHeader(req, reply, payload, done) {
-    reply.header('x-request-id', req.id);
-    if (closing) reply.header('connection', 'close');
-    done(null, payload);
-  });
-
   // JSON bodies keep their raw bytes (webhook signatures are computed over them).
   app.removeContentTypeParser(['application/json', 'text/plain']);
   const parseJson = (req: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
@@ -100,11 +81,10 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJson);
   app.addContentTypeParser(/^application\/[\w.-]+\+json$/, { parseAs: 'buffer' }, parseJson);
 
-  registerSecurityHeaders(app);
-  await app.register(cors, {
-    origin: deps.config.corsOrigins.length > 0 ? deps.config.corsOrigins : false,
-    credentials: true,
-  });
+  registerResponseHeaders(app);
+  // Without CORS_ORIGINS there is nothing to allow: the plugin would run a hook on every request
+  // to add no header, and answer preflights with the 404 an unknown OPTIONS route gets anyway.
+  if (deps.config.corsOrigins.length > 0) await app.register(cors, { origin: deps.config.corsOrigins, credentials: true });
 
   registerAuth(app, deps);
   await registerRateLimits(app, deps.config);

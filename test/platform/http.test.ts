@@ -191,6 +191,16 @@ describe('platform headers and versioning', () => {
     expect(no.headers['access-control-allow-origin']).toBeUndefined();
   });
 
+  it('keeps the xAPI LRS open to any origin also when CORS_ORIGINS limits the rest', async () => {
+    const headers = { origin: 'https://content.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' };
+    const lrs = await t.request('OPTIONS', '/api/xapi/statements', { headers });
+    expect(lrs.status).toBe(204);
+    expect(lrs.headers['access-control-allow-origin']).toBe('*');
+    expect(lrs.headers['access-control-allow-credentials']).toBeUndefined();
+    const api = await t.request('OPTIONS', '/api/auth/session', { headers: { ...headers, 'access-control-request-method': 'GET' } });
+    expect(api.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
   it('a database that is restarting or unreachable is 503 SERVICE_UNAVAILABLE, not a 500', async () => {
     for (const path of ['/api/test/db-down', '/api/test/db-lost']) {
       const res = await t.request('GET', path, { token: student });
@@ -220,9 +230,9 @@ describe('platform headers and versioning', () => {
   });
 });
 
-/** The hooks Fastify runs for `method url`, by lifecycle stage, as `printRoutes` names them. */
-function hooksOf(method: string, url: string): Record<string, string[]> {
-  const lines = t.app.printRoutes({ includeHooks: true, commonPrefix: false, method }).split('\n');
+/** The hooks Fastify runs for `method url` on `app`, by lifecycle stage, as `printRoutes` names them. */
+function hooksOf(method: string, url: string, app = t.app): Record<string, string[]> {
+  const lines = app.printRoutes({ includeHooks: true, commonPrefix: false, method }).split('\n');
   const start = lines.findIndex((l) => l.includes(`── ${url} (${method})`));
   expect(start).toBeGreaterThanOrEqual(0);
   const hooks: Record<string, string[]> = {};
@@ -237,21 +247,38 @@ function hooksOf(method: string, url: string): Record<string, string[]> {
 describe('per-request pipeline', () => {
   // Each hook is work on every request of the route; plugins that matter to a few routes
   // (multipart, cookies) must not add theirs to all of them.
-  it('runs only the security headers, CORS, the input guard and the request id on a public route', () => {
+  it('runs only the response headers, CORS and the input guard on a public route', () => {
     expect(hooksOf('GET', '/healthz')).toEqual({
-      onRequest: ['apiSecurityHeaders()', 'handleCors()'],
+      onRequest: ['requestHeaders()', 'handleCors()'],
       preValidation: ['inputGuard()'],
-      onSend: ['requestIdHeader()', 'documentSecurityHeaders()'],
+      onSend: ['answerHeaders()'],
     });
   });
 
   it('adds authentication, the rate limiter and the tenant check on an /api route, and nothing else', () => {
     const hooks = hooksOf('GET', '/api/auth/session');
-    expect(hooks.onRequest).toEqual(['apiSecurityHeaders()', 'handleCors()', 'authenticate()', expect.any(String)]);
+    expect(hooks.onRequest).toEqual(['requestHeaders()', 'handleCors()', 'authenticate()', expect.any(String)]);
     expect(hooks.preParsing).toEqual(['refusalHook()']);
     expect(hooks.preValidation).toEqual(['inputGuard()', 'tenantHook()']);
-    expect(hooks.onSend).toEqual(['requestIdHeader()', 'documentSecurityHeaders()']);
+    expect(hooks.onSend).toEqual(['answerHeaders()']);
     expect(hooks.onResponse).toBeUndefined();
+  });
+
+  it('has no CORS hook without CORS_ORIGINS, and a preflight is the 405 of any method the path does not take', async () => {
+    const plain = await createTestApp();
+    try {
+      expect(hooksOf('GET', '/healthz', plain.app).onRequest).toEqual(['requestHeaders()']);
+      const res = await plain.request('OPTIONS', '/api/auth/session', {
+        headers: { origin: 'https://elsewhere.example', 'access-control-request-method': 'GET' },
+      });
+      expect(res.status).toBe(405);
+      expect(res.body).toMatchObject({ data: null, error: { code: 'METHOD_NOT_ALLOWED' } });
+      expect(res.headers.allow).toContain('GET');
+      expect(res.headers['access-control-allow-origin']).toBeUndefined();
+      expect(res.headers['x-request-id']).toBeTruthy();
+    } finally {
+      await plain.close();
+    }
   });
 
   it('parses multipart/form-data for the caption upload only: elsewhere it is 415 UNSUPPORTED_MEDIA_TYPE', async () => {
@@ -267,6 +294,12 @@ describe('per-request pipeline', () => {
     const name = t.deps.config.SESSION_COOKIE_NAME;
     const res = await t.request('GET', '/api/auth/session', { headers: { cookie: `theme=dark; ${name}=${cookie}; other=1` } });
     expect(res.body.data).toMatchObject({ personId: 'c_demo_stu_01', role: 'STUDENT' });
+  });
+
+  it('puts the request id on answers refused before routing (a URL that does not decode)', async () => {
+    const res = await t.request('GET', '/api/notes/%E0%A4%A', { headers: { 'x-request-id': 'bad-url-1' } });
+    expect(res.status).toBe(400);
+    expect(res.headers['x-request-id']).toBe('bad-url-1');
   });
 });
 

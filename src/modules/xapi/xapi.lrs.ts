@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import cors from '@fastify/cors';
 import type { Deps } from '../../platform/context.js';
 import { AppError } from '../../platform/http/errors.js';
 import { forClient, sendError, toAppError } from '../../platform/http/errors-plugin.js';
@@ -252,6 +253,9 @@ function sendLrsError(req: FastifyRequest, reply: FastifyReply, err: Error) {
 export async function registerLrs(app: FastifyInstance, deps: Deps) {
   await app.register(
     async (scope) => {
+      // The service-wide CORS plugin runs only when CORS_ORIGINS is set (each route's
+      // `config.cors` then widens it here); without it, the LRS has its own.
+      if (!scope.hasPlugin('@fastify/cors')) await scope.register(cors, XAPI_CORS);
       // Bodies are bytes here: the LRS reads JSON, multipart/mixed, forms and documents itself.
       scope.removeAllContentTypeParsers();
       scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.config.XAPI_BODY_LIMIT_BYTES }, (_req, body, done) => done(null, body));
@@ -310,7 +314,7 @@ export async function registerLrs(app: FastifyInstance, deps: Deps) {
           });
         }
       }
-      // CORS preflight of every LRS path (the service-wide CORS is off or limited to CORS_ORIGINS).
+      // CORS preflight of every LRS path.
       scope.options('/*', { schema: { hide: true }, config: { auth: 'public', cors: XAPI_CORS } }, async (_req, reply) => reply.code(204).send());
     },
     { prefix: '/api/xapi' },

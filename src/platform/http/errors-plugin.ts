@@ -89,7 +89,9 @@ export function toAppError(err: FastifyError | Error, req: FastifyRequest): AppE
 }
 
 /** Router errors (bad percent-encoding, path parameter too long): 400 in the envelope. */
-export function sendFrameworkError(err: FastifyError, _req: unknown, reply: FastifyReply) {
+export function sendFrameworkError(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+  // No hook runs for a request refused before routing: its request id is set here.
+  reply.header('x-request-id', req.id);
   return sendError(reply, 400, 'VALIDATION_ERROR', err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long' : 'The URL is not valid');
 }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import helmet, { type HelmetOptions } from 'helmet';
@@ -34,25 +35,41 @@ export const API_SECURITY_HEADERS = ['strict-transport-security', 'x-content-typ
 
 const isJson = (contentType: unknown) => typeof contentType === 'string' && contentType.startsWith('application/json');
 
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** A sent x-request-id is kept (a correlation id from a proxy or client); otherwise a random UUID. */
+export function requestIdOf(given: string | string[] | undefined): string {
+  // crypto's batched randomUUID rather than a time-ordered v7 built per request: it is only a correlation id.
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
 /**
- * Helmet's security headers, computed once at start-up (no per-request helmet middleware): every
- * answer gets the API part when the request comes in; an answer that is not JSON (the web app,
- * the API docs, SCORM content, files, calendars, CSV) gets the rest when it is sent, unless its
- * handler set one of them.
+ * The headers of every answer, in one hook at each end of the request: the request id and the API
+ * part of helmet's set (computed once at start-up, no per-request helmet middleware) when the
+ * request comes in; when the answer is sent, the rest of helmet's set if it is not JSON (the web
+ * app, the API docs, SCORM content, files, calendars, CSV) unless its handler set one of them,
+ * and `Connection: close` once the app is closing, so a client's keep-alive socket does not hold
+ * close() open until the keep-alive timeout.
  */
-export function registerSecurityHeaders(app: FastifyInstance, options: HelmetOptions = HELMET_OPTIONS) {
+export function registerResponseHeaders(app: FastifyInstance, options: HelmetOptions = HELMET_OPTIONS) {
   const all = helmetHeaders(options);
   const api: Record<string, string> = {};
   for (const name of API_SECURITY_HEADERS) if (all[name] !== undefined) api[name] = all[name];
   const documentOnly = Object.entries(all).filter(([name]) => api[name] === undefined);
-  app.addHook('onRequest', function apiSecurityHeaders(_req, reply, done) {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', function requestHeaders(req, reply, done) {
     reply.headers(api);
+    reply.header('x-request-id', req.id);
     done();
   });
-  app.addHook('onSend', function documentSecurityHeaders(_req, reply, payload, done) {
+  app.addHook('onSend', function answerHeaders(_req, reply, payload, done) {
     if (!isJson(reply.getHeader('content-type'))) {
       for (const [name, value] of documentOnly) if (!reply.hasHeader(name)) reply.header(name, value);
     }
+    if (closing) reply.header('connection', 'close');
     done(null, payload);
   });
 }
