@@ -233,7 +233,9 @@ describe('platform headers and versioning', () => {
 /** The hooks Fastify runs for `method url` on `app`, by lifecycle stage, as `printRoutes` names them. */
 function hooksOf(method: string, url: string, app = t.app): Record<string, string[]> {
   const lines = app.printRoutes({ includeHooks: true, commonPrefix: false, method }).split('\n');
-  const start = lines.findIndex((l) => l.includes(`── ${url} (${method})`));
+  // A route's line is `── /healthz (GET)`, or `── healthz (GET)` below the web app's `/`.
+  const name = url.replace(/^\//, '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const start = lines.findIndex((l) => new RegExp(`── /?${name} \\(${method}[,)]`).test(l));
   expect(start).toBeGreaterThanOrEqual(0);
   const hooks: Record<string, string[]> = {};
   for (const line of lines.slice(start + 1)) {
