@@ -82,8 +82,8 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
   app.addContentTypeParser(/^application\/[\w.-]+\+json$/, { parseAs: 'buffer' }, parseJson);
 
   registerResponseHeaders(app);
-  // Without CORS_ORIGINS there is nothing to allow: the plugin would run a hook on every request
-  // to add no header, and answer preflights with the 404 an unknown OPTIONS route gets anyway.
+  // Without CORS_ORIGINS there is nothing to allow, and the plugin would run a hook on every
+  // request to add no header. A preflight then gets the 405 of a method the path does not take.
   if (deps.config.corsOrigins.length > 0) await app.register(cors, { origin: deps.config.corsOrigins, credentials: true });
 
   registerAuth(app, deps);
