@@ -18,6 +18,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import Fastify from 'fastify';
+import { keepTickObjectMaps } from '../src/platform/runtime/tick-object-maps.js';
 
 export const READY_PREFIX = 'BENCH_READY ';
 export const STATS_PREFIX = 'BENCH_STATS ';
@@ -129,6 +130,8 @@ async function startApp(databaseUrl: string | undefined, env: Record<string, str
 }
 
 async function main() {
+  // As bin/lms.js does for `npm start`, before any target starts.
+  if (process.env.BENCH_KEEP_TICK_MAPS !== 'off') keepTickObjectMaps();
   const name = process.argv[2] ?? '';
   const start = TARGETS[name];
   if (!start) {
