@@ -20,12 +20,14 @@ const V1_PREFIX = '/api/v1/';
 
 /** Builds the Fastify app from platform plugins and domain modules. Does not listen. */
 export async function buildApp(deps: Deps, opts: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
+  const loggerExtra = typeof opts.logger === 'object' ? (opts.logger as Record<string, unknown>) : {};
+  // LOG_LEVEL=silent builds Fastify without a logger, as logging off is meant in Fastify: a pino
+  // at level silent writes nothing, yet Fastify would still time every request and listen for
+  // its end to log it (about 2 µs a request, bench/RESULTS.md).
+  const logging = opts.logger !== false && (loggerExtra.level ?? deps.config.LOG_LEVEL) !== 'silent';
   const app = Fastify({
-    logger:
-      opts.logger === false
-        ? false
-        : // pino options; cast as its serializer types want pino's exact error shape
-          (loggerOptions(deps.config.LOG_LEVEL, typeof opts.logger === 'object' ? (opts.logger as Record<string, unknown>) : {}) as never),
+    // pino options; cast as its serializer types want pino's exact error shape
+    logger: logging ? (loggerOptions(deps.config.LOG_LEVEL, loggerExtra) as never) : false,
     bodyLimit: deps.config.BODY_LIMIT_BYTES,
     // Slow clients: the whole request within REQUEST_TIMEOUT_MS, its headers within
     // HEADERS_TIMEOUT_MS, and no socket idle longer than CONNECTION_TIMEOUT_MS.
@@ -43,8 +45,7 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
     requestIdHeader: false,
     genReqId: (req) => requestIdOf(req.headers['x-request-id']),
     // One log line per request, at its end, instead of two.
-    logController: new OneLineRequestLog(),
-    childLoggerFactory: lazyRequestLogger,
+    ...(logging ? { logController: new OneLineRequestLog(), childLoggerFactory: lazyRequestLogger } : {}),
     // /api/v1/<path> is the same route as /api/<path> (spec part 9).
     rewriteUrl: (req) => (req.url?.startsWith(V1_PREFIX) ? `/api/${req.url.slice(V1_PREFIX.length)}` : (req.url ?? '/')),
     routerOptions: { ignoreTrailingSlash: true },

@@ -136,7 +136,7 @@ export async function seedScormPackages(deps: Deps, institutionId: string): Prom
       expiresAt: null,
     };
     const zip = await demoScormPackage();
-    await uploadPackage(serviceContext(deps, actor, deps.log), row.lessonId, { contentType: 'application/zip', contentLength: zip.length, body: Readable.from([zip]) });
+    await uploadPackage(serviceContext(deps, actor, deps.log, null), row.lessonId, { contentType: 'application/zip', contentLength: zip.length, body: Readable.from([zip]) });
     imported++;
   }
   return imported;

@@ -52,20 +52,13 @@ export interface ServiceContext {
   requestId: string | null;
 }
 
-/** The request id a Fastify request logger (a pino child) carries as its `reqId` binding, if any. */
-function requestIdOf(log: Logger): string | null {
-  const bindings = (log as { bindings?: () => Record<string, unknown> }).bindings;
-  const reqId = typeof bindings === 'function' ? bindings.call(log).reqId : undefined;
-  return typeof reqId === 'string' ? reqId : null;
-}
-
 /**
  * The context of one service call. `log` is the request's logger (`req.log`) in a route, so
  * every line a service logs carries the request id; `deps.log` outside a request. `requestId`
- * (`req.id`) is what audit rows record; without it, the `reqId` binding of a pino request
- * logger is used (absent when logging is off).
+ * is `req.id` in a route (what audit rows record), null outside a request: passed explicitly,
+ * so it does not depend on whether logging is on.
  */
-export function serviceContext(deps: Deps, actor: Session, log: Logger, requestId?: string | null): ServiceContext {
+export function serviceContext(deps: Deps, actor: Session, log: Logger, requestId: string | null): ServiceContext {
   return {
     db: deps.database.db,
     inTx: false,
@@ -78,7 +71,7 @@ export function serviceContext(deps: Deps, actor: Session, log: Logger, requestI
     log,
     actor,
     institutionId: actor.institutionId,
-    requestId: requestId ?? requestIdOf(log),
+    requestId,
   };
 }
 

@@ -37,7 +37,7 @@ const ctxOf = (role: Role, id: string): ServiceContext => {
     name: null,
     expiresAt: null,
   };
-  return serviceContext(t.deps, actor, t.deps.log as never);
+  return serviceContext(t.deps, actor, t.deps.log as never, null);
 };
 const student = () => ctxOf('STUDENT', DEMO_STUDENT_ID);
 const teacher = () => ctxOf('TEACHER', DEMO_TEACHER_ID);

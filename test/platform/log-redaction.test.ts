@@ -1,11 +1,15 @@
 /**
- * Logs carry neither signed-URL signatures nor the parameters of failed queries.
+ * Logs carry neither signed-URL signatures nor the parameters of failed queries; LOG_LEVEL=silent
+ * writes nothing and leaves request ids (x-request-id, audit rows) as they are.
  */
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
 import { buildApp } from '../../src/app.js';
 import { institutions } from '../../src/modules/institutions/institutions.tables.js';
+import { auditLog } from '../../src/modules/audit/audit.tables.js';
+import { DEMO_TEACHER_ID } from '../../src/dev/crm-sim/fixtures.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 const SECRET_VALUE = 'private-note-text-c_secret_student_77';
@@ -13,15 +17,15 @@ let t: TestApp;
 let app: FastifyInstance;
 let lines: string[] = [];
 
-beforeAll(async () => {
-  t = await createTestApp();
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      done();
-    },
-  });
-  app = await buildApp(t.deps, { logger: { level: 'info', stream } });
+const stream = new Writable({
+  write(chunk, _enc, done) {
+    lines.push(...String(chunk).split('\n').filter(Boolean));
+    done();
+  },
+});
+
+/** A route whose failed insert carries a secret among its query parameters (a 500). */
+function addFailingQuery(app: FastifyInstance) {
   app.get('/api/test/failing-query', { config: { auth: 'public' } }, async () => {
     const now = new Date();
     // A duplicate primary key: the failed insert carries the row's values as parameters.
@@ -29,6 +33,12 @@ beforeAll(async () => {
     await t.db.insert(institutions).values({ id: 'inst_dup', settings: { note: SECRET_VALUE }, createdAt: now, updatedAt: now });
     return { data: null, error: null };
   });
+}
+
+beforeAll(async () => {
+  t = await createTestApp();
+  app = await buildApp(t.deps, { logger: { level: 'info', stream } });
+  addFailingQuery(app);
   await app.ready();
 });
 afterAll(async () => {
@@ -72,5 +82,38 @@ describe('log redaction', () => {
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ level: 30, msg: 'request completed', req: { method: 'GET', url: '/healthz?probe=1' }, res: { statusCode: 200 } });
     expect(entries[0].responseTime).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe('LOG_LEVEL=silent', () => {
+  let quiet: FastifyInstance;
+  beforeAll(async () => {
+    quiet = await buildApp(t.deps, { logger: { level: 'silent', stream } });
+    addFailingQuery(quiet);
+    await quiet.ready();
+  });
+  afterAll(async () => quiet.close());
+
+  it('writes no line, not even for a 500, and still echoes and records request ids', async () => {
+    lines = [];
+    const failed = await quiet.inject({ method: 'GET', url: '/api/test/failing-query', headers: { 'x-request-id': 'req-quiet-1' } });
+    expect(failed.statusCode).toBe(500);
+    expect(failed.headers['x-request-id']).toBe('req-quiet-1');
+
+    const token = await t.token({ role: 'TEACHER', id: DEMO_TEACHER_ID });
+    const created = await quiet.inject({
+      method: 'POST',
+      url: '/api/courses',
+      headers: { authorization: `Bearer ${token}`, 'x-request-id': 'req-quiet-2' },
+      payload: { title: 'Quiet', dripMode: 'NONE' },
+    });
+    expect(created.statusCode).toBe(201);
+    expect(created.headers['x-request-id']).toBe('req-quiet-2');
+    const rows = await t.db.select().from(auditLog).where(eq(auditLog.targetId, created.json().data.id));
+    expect(rows.map((r) => r.requestId)).toEqual(['req-quiet-2']);
+
+    const generated = await quiet.inject({ method: 'GET', url: '/healthz' });
+    expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(lines).toEqual([]);
   });
 });

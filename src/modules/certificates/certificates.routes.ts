@@ -23,7 +23,7 @@ const routes: ModuleRoutes = async (app, deps) => {
       },
     },
     async (req) => {
-      const { rows, meta } = await myCertificates(serviceContext(deps, actorOf(req), req.log), req.query);
+      const { rows, meta } = await myCertificates(serviceContext(deps, actorOf(req), req.log, req.id), req.query);
       return paged(rows, meta);
     },
   );

@@ -125,7 +125,7 @@ async function signedRoutes(scope: FastifyInstance, deps: Deps) {
 /** Spec 4.9: presigned uploads, registered files, and the local-storage signed URLs. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req), req.log);
+  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req), req.log, req.id);
 
   r.post(
     '/api/upload',

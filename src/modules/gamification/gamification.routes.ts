@@ -11,7 +11,7 @@ const tags = ['gamification'];
 /** Spec 4.9 gamification rows: points for learning events, streaks, badges, the leaderboard. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
 
   r.get(
     '/api/gamification/leaderboard',

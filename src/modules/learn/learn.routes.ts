@@ -19,7 +19,7 @@ import * as svc from './learn.service.js';
 
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
+  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
   const tags = ['learn'];
 
   r.get(

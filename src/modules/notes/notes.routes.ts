@@ -24,7 +24,7 @@ const tags = ['notes'];
 /** Spec 4.3: a student's private notes and bookmarks on lessons, and the "my" aggregates. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
 
   // ── notes ──────────────────────────────────────────────────────────────────
   r.get(

@@ -31,7 +31,7 @@ const tags = ['notifications'];
 /** Spec 4.7: the caller's in-app notifications, preferences, digest times and push devices. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
 
   r.get(
     '/api/notifications',

@@ -12,7 +12,7 @@ const who = 'Only a parent Contact (isContact and contactType CONTACT_PARENT): a
 /** Spec 4.6: the parent portal, read-only. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log);
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
 
   r.get(
     '/api/parent/children',

@@ -107,7 +107,7 @@ class LazyRequestLogger {
   set level(level: string) {
     this.real.level = level;
   }
-  /** The parent's bindings and the request id, without making the child (serviceContext reads reqId here). */
+  /** The parent's bindings and the request id, without making the child. */
   bindings(): Bindings {
     return this.#child ? ((this.#child as PinoLike).bindings?.() ?? this.own) : { ...this.parent.bindings?.(), ...this.own };
   }
