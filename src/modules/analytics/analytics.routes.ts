@@ -1,8 +1,7 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { deletedSchema, envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
-import { serviceContext } from '../../platform/context.js';
-import { actorOf } from '../../platform/auth/auth-plugin.js';
+import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
 import { routeRateLimits } from '../../platform/http/rate-limit.js';
 import * as reports from './analytics.service.js';
 import * as schedules from './analytics.schedules.js';
@@ -43,7 +42,7 @@ const OWNER = 'The report’s owner or an administrator (other staff who can see
 /** Spec 4.9 analytics rows: registry, run and export, saved reports, schedules, alerts, dashboards. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => requestContext(deps, req);
   const limits = routeRateLimits(deps.config);
 
   r.get(

@@ -1,8 +1,7 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { deletedSchema, envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
-import { serviceContext } from '../../platform/context.js';
-import { actorOf } from '../../platform/auth/auth-plugin.js';
+import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
 import { announcementSchema, createAnnouncementBody, idParams, listQuery, updateAnnouncementBody } from './announcements.schemas.js';
 import * as svc from './announcements.service.js';
 
@@ -11,7 +10,7 @@ const tags = ['announcements'];
 /** Spec 4.9 `/api/courses/{id}/announcements` (class-targetable), with PATCH and DELETE of one announcement. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => requestContext(deps, req);
 
   r.get(
     '/api/courses/:id/announcements',

@@ -1,8 +1,7 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { paged, pagedEnvelope } from '../../platform/http/envelope.js';
-import { serviceContext } from '../../platform/context.js';
-import { actorOf } from '../../platform/auth/auth-plugin.js';
+import { requestContext } from '../../platform/auth/auth-plugin.js';
 import { auditQuery, auditRowSchema } from './audit.schemas.js';
 import { listAuditLog } from './audit.service.js';
 
@@ -27,7 +26,7 @@ const routes: ModuleRoutes = async (app, deps) => {
       },
     },
     async (req) => {
-      const { rows, meta } = await listAuditLog(serviceContext(deps, actorOf(req), req.log, req.id), req.query);
+      const { rows, meta } = await listAuditLog(requestContext(deps, req), req.query);
       return paged(rows, meta);
     },
   );

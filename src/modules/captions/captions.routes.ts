@@ -5,8 +5,7 @@ import { typed } from '../types.js';
 import { deletedSchema, envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
 import { AppError } from '../../platform/http/errors.js';
 import { assertCleanInput } from '../../platform/http/input-guard.js';
-import { serviceContext } from '../../platform/context.js';
-import { actorOf, assertSessionTenant } from '../../platform/auth/auth-plugin.js';
+import { assertSessionTenant, requestContext } from '../../platform/auth/auth-plugin.js';
 import { SUPPORTED_CAPTION_LANGUAGES, captionParams, captionTrackSchema, captionUpdateBody, captionUploadBodyDoc, lessonParams, transcriptSchema } from './captions.schemas.js';
 import * as captions from './captions.service.js';
 import { captionsJobs } from './captions.jobs.js';
@@ -53,7 +52,7 @@ async function readCaptionForm(req: FastifyRequest): Promise<captions.CaptionFor
 /** Spec 4.2: WebVTT caption tracks of lesson videos and their transcripts. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req), req.log, req.id);
+  const ctxOf = (req: FastifyRequest) => requestContext(deps, req);
   const transcripts = new captions.TranscriptCache(deps.clock);
 
   r.get(

@@ -2,8 +2,7 @@ import { certificatesJobs } from './certificates.jobs.js';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
-import { serviceContext } from '../../platform/context.js';
-import { actorOf } from '../../platform/auth/auth-plugin.js';
+import { requestContext } from '../../platform/auth/auth-plugin.js';
 import { myCertificates, verifyCertificate } from './certificates.service.js';
 import { certificateSchema, myCertificatesQuery, verificationSchema, verifyQuery } from './certificates.schemas.js';
 
@@ -23,7 +22,7 @@ const routes: ModuleRoutes = async (app, deps) => {
       },
     },
     async (req) => {
-      const { rows, meta } = await myCertificates(serviceContext(deps, actorOf(req), req.log, req.id), req.query);
+      const { rows, meta } = await myCertificates(requestContext(deps, req), req.query);
       return paged(rows, meta);
     },
   );

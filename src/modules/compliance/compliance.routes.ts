@@ -1,8 +1,7 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
-import { serviceContext } from '../../platform/context.js';
-import { actorOf } from '../../platform/auth/auth-plugin.js';
+import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
 import { createTrainingBody, pageQuery, recordSchema, recordsQuery, trainingSchema, waiveBody } from './compliance.schemas.js';
 import * as compliance from './compliance.service.js';
 
@@ -11,7 +10,7 @@ const tags = ['compliance'];
 /** Spec 4.9 compliance rows: required training, per-person records, waivers. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => requestContext(deps, req);
 
   r.get(
     '/api/compliance/training',

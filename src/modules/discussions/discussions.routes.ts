@@ -1,8 +1,7 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { deletedSchema, envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
-import { serviceContext } from '../../platform/context.js';
-import { actorOf } from '../../platform/auth/auth-plugin.js';
+import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
 import {
   createReplyBody,
   createThreadBody,
@@ -27,7 +26,7 @@ const text = 'Text is stored as given and served as plain text; nothing is rende
 /** Spec 4.9 `/api/courses/{id}/discussions` and `/api/lessons/{id}/discussions`: threads, replies, edits, soft deletes, moderation. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => requestContext(deps, req);
 
   r.get(
     '/api/courses/:id/discussions',

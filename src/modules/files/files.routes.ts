@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
-import { serviceContext, type Deps } from '../../platform/context.js';
-import { actorOf } from '../../platform/auth/auth-plugin.js';
+import type { Deps } from '../../platform/context.js';
+import { requestContext } from '../../platform/auth/auth-plugin.js';
 import { DOWNLOAD_PATH_PREFIX, UPLOAD_PATH_PREFIX } from '../../platform/storage/signed-urls.js';
 import {
   binarySchema,
@@ -125,7 +125,7 @@ async function signedRoutes(scope: FastifyInstance, deps: Deps) {
 /** Spec 4.9: presigned uploads, registered files, and the local-storage signed URLs. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req), req.log, req.id);
+  const ctxOf = (req: FastifyRequest) => requestContext(deps, req);
 
   r.post(
     '/api/upload',

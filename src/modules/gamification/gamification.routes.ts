@@ -1,8 +1,7 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
-import { serviceContext } from '../../platform/context.js';
-import { actorOf } from '../../platform/auth/auth-plugin.js';
+import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
 import { badgesSchema, leaderboardQuery, leaderboardRow, streakSchema } from './gamification.schemas.js';
 import * as gamification from './gamification.service.js';
 
@@ -11,7 +10,7 @@ const tags = ['gamification'];
 /** Spec 4.9 gamification rows: points for learning events, streaks, badges, the leaderboard. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => requestContext(deps, req);
 
   r.get(
     '/api/gamification/leaderboard',

@@ -1,8 +1,7 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
-import { serviceContext } from '../../platform/context.js';
-import { actorOf } from '../../platform/auth/auth-plugin.js';
+import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
 import {
   catalogueQuery,
   catalogueRowSchema,
@@ -19,7 +18,7 @@ import * as svc from './learn.service.js';
 
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
+  const ctx = (req: Parameters<typeof actorOf>[0]) => requestContext(deps, req);
   const tags = ['learn'];
 
   r.get(

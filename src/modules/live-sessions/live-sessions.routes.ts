@@ -4,8 +4,7 @@ import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { AppError } from '../../platform/http/errors.js';
-import { serviceContext } from '../../platform/context.js';
-import { actorOf } from '../../platform/auth/auth-plugin.js';
+import { requestContext } from '../../platform/auth/auth-plugin.js';
 import { verifyWebhookSignature } from '../../platform/auth/signatures.js';
 import {
   attendanceBody,
@@ -50,7 +49,7 @@ async function readBody(payload: NodeJS.ReadableStream, limit: number): Promise<
 /** Spec 4.5 and 4.9: live session lifecycle, participation, attendance, calendar and cloud recording. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req), req.log, req.id);
+  const ctxOf = (req: FastifyRequest) => requestContext(deps, req);
   const byIdRoute = (summary: string, description: string, operationId: string) => ({ tags, operationId, summary, description, params: idParams });
 
   r.get(

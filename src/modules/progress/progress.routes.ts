@@ -1,8 +1,7 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, ok } from '../../platform/http/envelope.js';
-import { serviceContext } from '../../platform/context.js';
-import { actorOf } from '../../platform/auth/auth-plugin.js';
+import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
 import {
   answerBody,
   answerSchema,
@@ -22,7 +21,7 @@ import * as svc from './progress.service.js';
 
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
+  const ctx = (req: Parameters<typeof actorOf>[0]) => requestContext(deps, req);
   const tags = ['progress'];
 
   r.post(

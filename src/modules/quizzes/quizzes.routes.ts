@@ -1,8 +1,7 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
-import { serviceContext } from '../../platform/context.js';
-import { actorOf } from '../../platform/auth/auth-plugin.js';
+import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
 import { listAttemptsQuery, quizParams, quizSchema, staffAttemptSchema, startResultSchema, submitAttemptBody, submitResultSchema, upsertQuizBody } from './quizzes.schemas.js';
 import * as quizzes from './quizzes.service.js';
 
@@ -21,7 +20,7 @@ const FLOW =
 /** Issue 11 (spec 4.9 quiz rows): a QUIZ lesson's quiz, its attempts and their grading. */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => requestContext(deps, req);
 
   r.get(
     '/api/quiz/:id',

@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
-import { serviceContext, type Deps } from '../../platform/context.js';
-import { actorOf } from '../../platform/auth/auth-plugin.js';
+import type { Deps } from '../../platform/context.js';
+import { requestContext } from '../../platform/auth/auth-plugin.js';
 import { routeRateLimits } from '../../platform/http/rate-limit.js';
 import {
   contentParams,
@@ -66,7 +66,7 @@ async function uploadRoute(scope: FastifyInstance, deps: Deps) {
     },
     async (req, reply) => {
       try {
-        const pkg = await scorm.uploadPackage(serviceContext(deps, actorOf(req), req.log, req.id), req.params.id, {
+        const pkg = await scorm.uploadPackage(requestContext(deps, req), req.params.id, {
           contentType: req.headers['content-type'],
           contentLength: contentLengthOf(req),
           body: req.raw,
@@ -84,7 +84,7 @@ async function uploadRoute(scope: FastifyInstance, deps: Deps) {
 /** Issue 15: SCORM 1.2 and 2004 packages (spec 4.9 `GET /api/scorm/{id}/launch`, `POST /api/scorm/{id}/track`). */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: FastifyRequest) => serviceContext(deps, actorOf(req), req.log, req.id);
+  const ctxOf = (req: FastifyRequest) => requestContext(deps, req);
 
   await app.register(async (scope) => uploadRoute(scope, deps));
 

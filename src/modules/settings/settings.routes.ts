@@ -1,14 +1,13 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, ok } from '../../platform/http/envelope.js';
-import { serviceContext } from '../../platform/context.js';
-import { actorOf } from '../../platform/auth/auth-plugin.js';
+import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
 import { settingsSchema as settingsResponse, settingsPatchBody as patchBody } from './settings.schemas.js';
 import { patchSettings, readSettings } from './settings.service.js';
 
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctx = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
+  const ctx = (req: Parameters<typeof actorOf>[0]) => requestContext(deps, req);
   r.get(
     '/api/settings',
     {

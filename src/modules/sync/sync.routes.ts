@@ -2,8 +2,7 @@ import { syncJobs } from './sync.jobs.js';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, ok } from '../../platform/http/envelope.js';
-import { serviceContext } from '../../platform/context.js';
-import { actorOf } from '../../platform/auth/auth-plugin.js';
+import { requestContext } from '../../platform/auth/auth-plugin.js';
 import { syncCompletions } from './sync.service.js';
 import { syncResultSchema } from './sync.schemas.js';
 
@@ -23,7 +22,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         },
       },
     },
-    async (req) => ok(await syncCompletions(serviceContext(deps, actorOf(req), req.log, req.id))),
+    async (req) => ok(await syncCompletions(requestContext(deps, req))),
   );
 };
 

@@ -1,8 +1,7 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { deletedSchema, envelope, ok } from '../../platform/http/envelope.js';
-import { serviceContext } from '../../platform/context.js';
-import { actorOf } from '../../platform/auth/auth-plugin.js';
+import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
 import { createCredentialBody, createdCredentialSchema, credentialParams, credentialSchema } from './xapi.schemas.js';
 import * as credentials from './xapi.credentials.js';
 import { registerLrs } from './xapi.lrs.js';
@@ -16,7 +15,7 @@ const tags = ['xapi'];
  */
 const routes: ModuleRoutes = async (app, deps) => {
   const r = typed(app);
-  const ctxOf = (req: Parameters<typeof actorOf>[0]) => serviceContext(deps, actorOf(req), req.log, req.id);
+  const ctxOf = (req: Parameters<typeof actorOf>[0]) => requestContext(deps, req);
 
   r.post(
     '/api/xapi/credentials',

@@ -3,7 +3,7 @@ import { fastifyCookie } from '@fastify/cookie';
 import { sql } from 'drizzle-orm';
 import { AppError } from '../http/errors.js';
 import type { AuthMode } from '../http/types.js';
-import type { Deps } from '../context.js';
+import { serviceContext, type Deps, type ServiceContext } from '../context.js';
 import { createSessionDecoder, TokenError, type Session } from './tokens.js';
 import { verifyCronAuthorization } from './signatures.js';
 
@@ -230,4 +230,9 @@ export function registerAuth(app: FastifyInstance, deps: Deps) {
 export function actorOf(req: FastifyRequest): Session {
   if (!req.session) throw new AppError('AUTH_REQUIRED', 'Authentication is required');
   return req.session;
+}
+
+/** The context of a route's service call: the caller's session, the request's logger and id. */
+export function requestContext(deps: Deps, req: FastifyRequest): ServiceContext {
+  return serviceContext(deps, actorOf(req), req.log, req.id);
 }
