@@ -56,9 +56,16 @@ async function slowSmtp() {
         .catch(callback);
     },
   });
+  // The killed worker's connection drops mid-transaction, sometimes with a reset (when its
+  // socket still held unread bytes); smtp-server reports that as a server error. Expected here;
+  // any other server error is kept, and the test checks there is none.
+  const errors: Error[] = [];
+  server.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ECONNRESET' && err.code !== 'EPIPE') errors.push(err);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as { port: number }).port;
-  return { url: `smtp://127.0.0.1:${port}`, accepted, received, hold, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return { url: `smtp://127.0.0.1:${port}`, accepted, received, hold, errors, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
 describe.skipIf(!baseUrl)('a worker killed mid-batch', () => {
@@ -149,5 +156,6 @@ describe.skipIf(!baseUrl)('a worker killed mid-batch', () => {
     expect(new Set(smtp.accepted)).toEqual(new Set(rows.map((r) => `<${r.id}@lms>`)));
     const inApp = await rawRows<{ n: number }>(database.db, sql`select count(*)::int as n from notifications where channel = 'IN_APP' and status = 'SENT'`);
     expect(inApp[0]!.n).toBe(STUDENTS.length);
+    expect(smtp.errors).toEqual([]);
   });
 });
