@@ -42,7 +42,7 @@ describe('lazyRequestLogger', () => {
     ]);
   });
 
-  it('answers bindings() (what serviceContext reads the request id from) without making the child', () => {
+  it('answers bindings() as a pino child would, without making the child', () => {
     const { parent, child } = logger('info');
     const log = lazyRequestLogger(parent, { reqId: 'r-3' }, {}) as FastifyBaseLogger & { bindings(): Record<string, unknown> };
     expect(log.bindings()).toEqual({ app: 'lms', reqId: 'r-3' });
