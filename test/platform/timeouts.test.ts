@@ -1,7 +1,7 @@
 /**
- * Slow clients against a real listening server: a body trickled slower than
+ * Slow and malformed clients against a real listening server: a body trickled slower than
  * REQUEST_TIMEOUT_MS allows, or headers slower than HEADERS_TIMEOUT_MS, get 408 in the
- * envelope and a closed connection.
+ * envelope and a closed connection; a request Node's HTTP parser refuses gets 400.
  */
 import { connect, type Socket } from 'node:net';
 import { once } from 'node:events';
@@ -57,5 +57,22 @@ describe('request timeouts', () => {
   it('answers a prompt request as usual', async () => {
     const res = await fetch(`http://127.0.0.1:${port}/api/test/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(res.status).toBe(200);
+  });
+});
+
+describe('requests the HTTP parser refuses', () => {
+  // The input guard does not look at headers: this is what keeps NUL out of them.
+  it.each([
+    ['a NUL in a header value', 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Note: a\u0000b\r\n\r\n'],
+    ['a NUL in a header name', 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-N\u0000te: ab\r\n\r\n'],
+    ['a malformed request line', 'GET /healthz HTTX/1.1\r\nHost: 127.0.0.1\r\n\r\n'],
+  ])('answers %s with 400 in the envelope and closes the connection', async (_what, request) => {
+    const { answer } = await trickle(request, '', 60_000);
+    expect(answer).toMatch(/^HTTP\/1\.1 400/);
+    expect(answer).toMatch(/\r\nConnection: close\r\n/i);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+      data: null,
+      error: { code: 'VALIDATION_ERROR', message: 'Malformed HTTP request' },
+    });
   });
 });

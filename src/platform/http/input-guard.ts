@@ -5,7 +5,8 @@ import { AppError } from './errors.js';
  * Input rules that hold for every route, checked once at the boundary instead of in each schema
  * (PostgreSQL refuses these values in text and jsonb, so without the guard they became 500s):
  *
- * - no string (value or object key) in the body, query, path or headers contains U+0000;
+ * - no string (value or object key) in the body, query or path contains U+0000 (in headers
+ *   Node's HTTP parser already refuses it: 400 from clientErrorHandler, before any route);
  * - no string contains a lone UTF-16 surrogate (`"\ud800"` is valid JSON but not valid text);
  * - a string shaped like an ISO 8601 date or timestamp is a real one, in years 0001 to 9999
  *   (year 0000, month 13, February 30, `+275760-…`, offsets past ±23:59 are refused);
@@ -108,16 +109,9 @@ function checkRequest(req: FastifyRequest) {
   if (!isEmpty(req.params)) assertCleanInput(req.params, 'params');
   if (!isEmpty(req.query)) assertCleanInput(req.query, 'querystring');
   if (!isEmpty(req.body)) assertCleanInput(req.body, 'body');
-  const headers = req.headers;
-  for (const name in headers) {
-    const v = headers[name];
-    if (typeof v === 'string' ? v.includes('\u0000') : Array.isArray(v) && v.some((item) => item.includes('\u0000'))) {
-      throw new AppError('VALIDATION_ERROR', `Invalid header ${name}`, { fields: [{ field: `headers.${name}`, message: 'must not contain NUL' }] });
-    }
-  }
 }
 
-/** Checks every request's params, query, parsed body and headers before schema validation. */
+/** Checks every request's params, query and parsed body before schema validation. */
 export function registerInputGuard(app: FastifyInstance) {
   // A callback hook, not an async one: no promise per request for a check that is synchronous.
   app.addHook('preValidation', function inputGuard(req, _reply, done) {
