@@ -12,6 +12,7 @@
  *   profile-start          start the V8 CPU profiler (node:inspector)
  *   profile-stop <file>    stop it, write the .cpuprofile to <file>, print `BENCH_PROFILE <file>`
  */
+import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -51,6 +52,32 @@ export const TARGETS: Record<string, TargetStarter> = {
   async hello() {
     const app = Fastify({ logger: false });
     app.get('/', async () => ({ hello: 'world' }));
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    return { url, close: () => app.close() };
+  },
+
+  /**
+   * The floor of GET /healthz: bare Fastify answering with the same bytes as our /healthz (the
+   * envelope through a response schema, the x-request-id of a random UUID and the four API
+   * security headers, set in one onRequest hook) and nothing else: no socket idle timeout, no
+   * input guard, no onSend hook. Our /healthz against it is what our pipeline costs beyond the
+   * answer it sends.
+   */
+  async 'hello-headers'() {
+    const { API_SECURITY_HEADERS, HELMET_OPTIONS, helmetHeaders } = await import('../src/platform/http/response-headers.js');
+    const helmet = helmetHeaders(HELMET_OPTIONS);
+    const security = Object.fromEntries(API_SECURITY_HEADERS.map((name) => [name, helmet[name]!]));
+    const app = Fastify({ logger: false, genReqId: () => randomUUID() });
+    app.addHook('onRequest', (req, reply, done) => {
+      reply.headers(security);
+      reply.header('x-request-id', req.id);
+      done();
+    });
+    const envelope = {
+      type: 'object',
+      properties: { data: { type: 'object', properties: { status: { type: 'string' } } }, error: { type: 'null' } },
+    };
+    app.get('/healthz', { schema: { response: { 200: envelope } } }, async () => ({ data: { status: 'ok' }, error: null }));
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
     return { url, close: () => app.close() };
   },
