@@ -16,7 +16,7 @@ import { notifications } from '../../src/modules/notifications/notifications.tab
 import { jobs } from '../../src/platform/queue/queue.tables.js';
 import { sendRecordingReady } from '../../src/modules/live-sessions/live-sessions.recording.js';
 import { startRecorderSim } from '../../src/dev/recorder-sim/server.js';
-import { DEMO_ADMIN_ID, DEMO_TEACHER2_ID, DEMO_TEACHER_ID, NORTH_ADMIN_ID, SECOND_INSTITUTION } from '../../src/dev/crm-sim/fixtures.js';
+import { DEMO_ADMIN_ID, DEMO_PARENT_ID, DEMO_TEACHER2_ID, DEMO_TEACHER_ID, NORTH_ADMIN_ID, SECOND_INSTITUTION } from '../../src/dev/crm-sim/fixtures.js';
 import { freePort } from '../helpers/ports.js';
 
 let t: TestApp;
@@ -99,6 +99,10 @@ describe('recording/start (spec 4.5 pre-conditions, 3.1 rows 1–3)', () => {
     expectError(await startRec(s.id, north), 404, 'NOT_FOUND');
     expectError(await startRec('00000000-0000-7000-8000-000000000000'), 404, 'NOT_FOUND');
     expectError(await startRec(s.id, await t.token({ role: 'TEACHER', id: DEMO_TEACHER2_ID })), 403, 'FORBIDDEN');
+    // Spec 4.5's order: the session is in the caller's institution, so not the host is 403, also
+    // for a student without an enrollment and for a parent.
+    expectError(await startRec(s.id, await t.token({ role: 'STUDENT', id: stu(28) })), 403, 'FORBIDDEN');
+    expectError(await startRec(s.id, await t.token({ role: 'PARENT', id: DEMO_PARENT_ID })), 403, 'FORBIDDEN');
     expect((await row(s.id)).recordingStatus).toBeNull();
     expect(recorderCalls('/recordings/start', s.id)).toHaveLength(0);
   });
@@ -285,10 +289,14 @@ describe('recording/stop (3.1 rows 4–5)', () => {
     expect(await row(s.id)).toMatchObject({ recordingStatus: 'FAILED', recordingStoppedAt: t.clock.now() });
   });
 
-  it('403 for others, 404 for strangers', async () => {
+  it('403 for anyone of the institution but the host or ADMIN, also one who cannot see the session; 404 for another institution', async () => {
     const s = await liveSession(t, [{ n: 5 }]);
+    expectOk(await startRec(s.id));
     expectError(await stopRec(s.id, await t.token({ role: 'TEACHER', id: DEMO_TEACHER2_ID })), 403, 'FORBIDDEN');
-    expectError(await stopRec(s.id, await t.token({ role: 'STUDENT', id: stu(29) })), 404, 'NOT_FOUND');
+    expectError(await stopRec(s.id, await t.token({ role: 'STUDENT', id: stu(29) })), 403, 'FORBIDDEN');
+    const north = await t.token({ role: 'ADMIN', id: NORTH_ADMIN_ID, institutionId: SECOND_INSTITUTION.id });
+    expectError(await stopRec(s.id, north), 404, 'NOT_FOUND');
+    expect((await row(s.id)).recordingStatus).toBe('RECORDING');
   });
 
   it('ending the session stops a running recording; a recorder that cannot be told leaves it FAILED and the end succeeds', async () => {
@@ -347,7 +355,10 @@ describe('webhook (spec 4.5 rules, 5.4 signature)', () => {
   it('400 for a signed body that is not the webhook shape', async () => {
     const s = await processingSession();
     expectError(await webhook('{"event":'), 400, 'VALIDATION_ERROR');
-    expectError(await webhook({ event: 'recording_uploaded', sessionId: s.id, roomName: s.roomName }), 400, 'VALIDATION_ERROR');
+    const noUrl = await webhook({ event: 'recording_uploaded', sessionId: s.id, roomName: s.roomName });
+    expectError(noUrl, 400, 'VALIDATION_ERROR');
+    expect(noUrl.body.error.details.fields).toEqual([{ field: 'body.recordingUrl', message: expect.any(String) }]);
+    expectError(await webhook({ event: 'recording_uploaded', sessionId: s.id, roomName: s.roomName, recordingUrl: null }), 400, 'VALIDATION_ERROR');
     expectError(await webhook({ event: 'recording_uploaded', sessionId: s.id, roomName: s.roomName, recordingUrl: 'javascript:alert(1)' }), 400, 'VALIDATION_ERROR');
     expectError(await webhook({ event: 'recording_failed', roomName: s.roomName }), 400, 'VALIDATION_ERROR');
     expect((await row(s.id)).recordingStatus).toBe('PROCESSING');
@@ -362,10 +373,31 @@ describe('webhook (spec 4.5 rules, 5.4 signature)', () => {
     expect(await readyJobs(s.id)).toHaveLength(0);
   });
 
-  it('unknown session: 200 ignored (the recorder would retry anything else)', async () => {
-    const res = await webhook({ event: 'recording_uploaded', sessionId: 'no-such-session', roomName: 'lms-demo-no-such-session', recordingUrl: 'https://rec.example/x.mp4' });
-    expect(res.status).toBe(200);
-    expect(res.body).toEqual({ data: { ok: true, status: null, ignored: true, reason: 'unknown_session' }, error: null });
+  it('unknown session: 200 ignored (the recorder would retry anything else), whatever the event carries', async () => {
+    const bodies = [
+      { event: 'recording_uploaded', sessionId: 'no-such-session', roomName: 'lms-demo-no-such-session', recordingUrl: 'https://rec.example/x.mp4' },
+      { event: 'recording_uploaded', sessionId: 'no-such-session', roomName: 'lms-demo-no-such-session' },
+      { event: 'recording_failed', sessionId: 'no-such-session', roomName: 'lms-demo-no-such-session', recordingUrl: null, duration: null },
+    ];
+    for (const body of bodies) {
+      const res = await webhook(body);
+      expect(res.status, res.raw).toBe(200);
+      expect(res.body).toEqual({ data: { ok: true, status: null, ignored: true, reason: 'unknown_session' }, error: null });
+    }
+  });
+
+  it('null for the optional recordingUrl and duration is absent (spec: absent values are null)', async () => {
+    const failed = await processingSession();
+    const res = await webhook({ event: 'recording_failed', sessionId: failed.id, roomName: failed.roomName, recordingUrl: null, duration: null });
+    expect(res.status, res.raw).toBe(200);
+    expect(res.body.data).toEqual({ ok: true, status: 'FAILED', ignored: false, reason: null });
+    expect(await row(failed.id)).toMatchObject({ recordingStatus: 'FAILED', recordingUrl: null });
+
+    const uploaded = await processingSession();
+    const ready = await webhook({ event: 'recording_uploaded', sessionId: uploaded.id, roomName: uploaded.roomName, recordingUrl: 'https://rec.example/n.mp4', duration: null });
+    expect(ready.status, ready.raw).toBe(200);
+    expect(await row(uploaded.id)).toMatchObject({ recordingStatus: 'READY', recordingUrl: 'https://rec.example/n.mp4', recordingDuration: null });
+    expect(await readyJobs(uploaded.id)).toHaveLength(1);
   });
 
   it('recording_failed: PROCESSING → FAILED with recordingStoppedAt now; a replay changes nothing', async () => {
@@ -458,7 +490,7 @@ describe('webhook (spec 4.5 rules, 5.4 signature)', () => {
 });
 
 describe('recording not configured (spec 5.4)', () => {
-  it('without the recorder address: start 503; the webhook still works with its secret', async () => {
+  it('without the recorder address: start 503; the webhook still works with its secret and the token', async () => {
     const app = await createTestApp({ env: { RECORDING_API_URL: '' } });
     try {
       const s = await liveSession(app);
@@ -468,6 +500,21 @@ describe('recording not configured (spec 5.4)', () => {
       expect((await row(s.id, app)).recordingStatus).toBeNull();
       const hook = await webhook({ event: 'recording_failed', sessionId: 'unknown', roomName: 'lms-demo-unknown' }, { app });
       expect(hook.body.data).toEqual({ ok: true, status: null, ignored: true, reason: 'unknown_session' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('without RECORDING_API_TOKEN: start 503 and the webhook 503 to everything, even correctly signed (spec 5.4)', async () => {
+    const app = await createTestApp({ env: { RECORDING_API_TOKEN: '' } });
+    try {
+      const s = await liveSession(app);
+      await app.db.update(liveSessions).set({ recordingStatus: 'PROCESSING' }).where(eq(liveSessions.id, s.id));
+      const body = { event: 'recording_uploaded', sessionId: s.id, roomName: s.roomName, recordingUrl: 'https://rec.example/t.mp4', duration: 9 };
+      expectError(await webhook(body, { app }), 503, 'SERVICE_UNAVAILABLE');
+      expectError(await startRec(s.id, await app.token({ role: 'TEACHER', id: DEMO_TEACHER_ID }), app), 503, 'SERVICE_UNAVAILABLE');
+      expect((await row(s.id, app)).recordingStatus).toBe('PROCESSING');
+      expect(app.recorderSim.requests).toHaveLength(0);
     } finally {
       await app.close();
     }

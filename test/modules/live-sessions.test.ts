@@ -212,12 +212,12 @@ describe('start and end', () => {
     }
   });
 
-  it('only the host or ADMIN controls a session: other staff and enrolled students 403, strangers 404', async () => {
+  it('only the host or ADMIN controls a session: anyone else of the institution 403 (spec 4.5), though a stranger cannot see it (404)', async () => {
     const course = await courseWith([{ n: 10 }]);
     const s = await createSession(course.id);
     expectError(await t.request('POST', `/api/live-sessions/${s.id}/start`, { token: teacher2 }), 403, 'FORBIDDEN');
     expectError(await t.request('POST', `/api/live-sessions/${s.id}/start`, { token: await studentToken(10) }), 403, 'FORBIDDEN');
-    expectError(await t.request('POST', `/api/live-sessions/${s.id}/start`, { token: await studentToken(11) }), 404, 'NOT_FOUND');
+    expectError(await t.request('POST', `/api/live-sessions/${s.id}/start`, { token: await studentToken(11) }), 403, 'FORBIDDEN');
     expectError(await t.request('GET', `/api/live-sessions/${s.id}`, { token: await studentToken(11) }), 404, 'NOT_FOUND');
     expect(expectOk(await t.request('GET', `/api/live-sessions/${s.id}`, { token: await studentToken(10) })).id).toBe(s.id);
     expect(expectOk(await t.request('POST', `/api/live-sessions/${s.id}/start`, { token: admin })).status).toBe('LIVE');

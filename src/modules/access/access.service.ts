@@ -537,13 +537,13 @@ const rules = {
   'liveSession.view': (ctx: ServiceContext, sessionId: string) => viewLiveSession(ctx, sessionId),
   /**
    * Control a live session (start, end, recording, attendance marks): canManageSession, i.e. its
-   * host or ADMIN (spec 5.1). Others who may see it get 403 (spec 4.5), anyone else 404.
+   * host or ADMIN (spec 5.1). Spec 4.5's order: a session not in the caller's institution is 404,
+   * then anyone else in the institution who is not the host 403 (also one who may not see it).
    */
   'liveSession.manage': async (ctx: ServiceContext, sessionId: string) => {
     const found = await loadLiveSession(ctx, sessionId);
     if (canManageSession(ctx.actor, found.session.hostId)) return found;
-    if (mayViewLiveSession(ctx, found)) throw forbidden('Only the host of this live session or an administrator may do this');
-    throw notFound('Live session');
+    throw forbidden('Only the host of this live session or an administrator may do this');
   },
   /**
    * Join a live session: the host (or ADMIN) as HOST; a learner with an ACTIVE enrollment as

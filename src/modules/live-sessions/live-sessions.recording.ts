@@ -247,11 +247,14 @@ export async function handleRecordingWebhook(scope: WebhookScope, input: Webhook
     return { ok: true, status: 'FAILED', ignored: false, reason: null };
   }
   if (input.event !== 'recording_uploaded') return ignored(session.recordingStatus, 'unknown_event');
+  // Checked here, not in the body schema: an unknown session is 200 `ignored` whatever its body.
+  const recordingUrl = input.recordingUrl;
+  if (!recordingUrl) throw validationError('recording_uploaded needs recordingUrl', [{ field: 'body.recordingUrl', message: 'is required for recording_uploaded' }]);
 
   const ready = await withTx(scope, async ({ db }) => {
     const [row] = await db
       .update(liveSessions)
-      .set({ recordingStatus: 'READY', recordingUrl: input.recordingUrl!, recordingDuration: input.duration === undefined ? null : Math.round(input.duration), updatedAt: now })
+      .set({ recordingStatus: 'READY', recordingUrl, recordingDuration: input.duration == null ? null : Math.round(input.duration), updatedAt: now })
       .where(processing)
       .returning();
     if (!row) return null;

@@ -286,9 +286,12 @@ const routes: ModuleRoutes = async (app, deps) => {
     WEBHOOK_PATH,
     {
       config: { auth: 'public' },
-      // 1. No secret configured: 503 to everything, before the body is read.
+      // 1. The webhook secret or the recorder's token not configured (spec 5.4 wants both for
+      // recording to work): 503 to everything, before the body is read.
       onRequest: async () => {
-        if (!deps.config.RECORDING_WEBHOOK_SECRET) throw new AppError('SERVICE_UNAVAILABLE', 'Recording webhooks are not configured on this service');
+        if (!deps.config.RECORDING_WEBHOOK_SECRET || !deps.config.RECORDING_API_TOKEN) {
+          throw new AppError('SERVICE_UNAVAILABLE', 'Recording webhooks are not configured on this service');
+        }
       },
       // 2. HMAC-SHA256 of the exact body bytes, before the body is parsed or validated: 401.
       preParsing: async (req, _reply, payload) => {
@@ -306,7 +309,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Recording webhook (public, signed by the recorder)',
         description:
           'Signed with HMAC-SHA256 of the raw body and RECORDING_WEBHOOK_SECRET, as hex (bare or `sha256=`-prefixed) in `X-Recorder-Signature` or `X-Meet-Signature`. ' +
-          'Secret not configured → 503; bad signature → 401; roomName not the session’s → 400 (nothing changed); unknown session → 200 `ignored`. ' +
+          'RECORDING_WEBHOOK_SECRET or RECORDING_API_TOKEN not configured → 503; bad signature → 401; roomName not the session’s → 400 (nothing changed); unknown session → 200 `ignored`. ' +
           '`recording_failed` → FAILED; `recording_uploaded` → READY with `recordingUrl` and `recordingDuration`, then LIVE_CLASS_RECORDING_READY to every ACTIVE or COMPLETED ' +
           'enrollment, sent by the worker (the answer does not wait). Only a PROCESSING recording changes: a replay is 200 `ignored` and sends nothing.',
         body: webhookBody,

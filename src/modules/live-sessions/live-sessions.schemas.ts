@@ -165,10 +165,10 @@ export const webhookBody = z
       .url()
       .max(2000)
       .regex(/^https?:\/\//i, 'must be an http(s) URL')
-      .optional(),
-    duration: z.number().finite().min(0).max(1e7).optional().describe('seconds'),
-  })
-  .refine((b) => b.event !== 'recording_uploaded' || b.recordingUrl !== undefined, { message: 'recording_uploaded needs recordingUrl', path: ['recordingUrl'] });
+      .nullish()
+      .describe('only on recording_uploaded (required there); null or absent otherwise'),
+    duration: z.number().finite().min(0).max(1e7).nullish().describe('seconds; null or absent when the recorder does not know'),
+  });
 export type WebhookInput = z.infer<typeof webhookBody>;
 
 export const webhookResultSchema = z.object({
