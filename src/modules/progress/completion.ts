@@ -10,6 +10,9 @@ import { pushCompletion } from '../sync/sync.service.js';
 import { notify } from '../notifications/notify.js';
 import { byId, inTenant } from '../../platform/db/tenancy.js';
 
+/** The completion push's finalScore for a course in which nothing was scored (the enrollment's own stays null). */
+export const UNSCORED_COMPLETION_SCORE = 100;
+
 export interface CompletionResult {
   enrollment: Enrollment;
   completedNow: boolean;
@@ -81,7 +84,8 @@ export async function recomputeEnrollment(ctx: ServiceContext, course: Course, e
     courseId: course.id,
     courseTitle: course.title,
     completedAt: now.toISOString(),
-    finalScore,
+    // The CRM's field is a number (spec 4.10): a course with nothing scored was completed whole.
+    finalScore: finalScore ?? UNSCORED_COMPLETION_SCORE,
     certificateNumber: certificate?.certificateNumber ?? '',
   });
   await notify(ctx, {

@@ -101,8 +101,8 @@ export interface CompletionPush {
   courseId: string;
   courseTitle: string;
   completedAt: string;
-  /** Null when nothing in the course was scored. */
-  finalScore: number | null;
+  /** The average of the course's scores; 100 when nothing in the course was scored. */
+  finalScore: number;
   certificateNumber: string;
 }
 
