@@ -666,25 +666,40 @@ describe('peer review: finalisation', () => {
     expect((await peerGraded(target.studentId))[0]!.metadata).toMatchObject({ submissionId: target.id, score: 7 });
   });
 
-  it('a rubric whose total differs from maxScore: review scores are rubric sums, the peer average is scaled to maxScore', async () => {
+  it('a rubric whose total differs from maxScore: the peer average is the mean of the rubric sums, not rescaled (spec 4.4 rules 1 and 3)', async () => {
     const [a, b] = STUDENTS as [string, string];
-    const { lesson, assignment } = await setup({ peer: 1, rubric: true, maxScore: 20, passingScore: 12, enrolled: [a, b] });
+    const { lesson, assignment } = await setup({ peer: 1, rubric: true, maxScore: 20, passingScore: 6, enrolled: [a, b] });
     expect(assignment).toMatchObject({ maxScore: 20, rubric: { totalPoints: 10 } });
     await submitAs(a, lesson.id);
     await submitAs(b, lesson.id);
     const reviews = await t.db.select().from(peerReviews).where(eq(peerReviews.assignmentId, lesson.id));
     const ofB = reviews.find((r) => r.reviewerId === a)!;
     const res = await t.request('POST', `/api/peer-reviews/${ofB.id}/submit`, { token: tok(a), body: { rubricScores: fullScores(assignment, 5, 3) } });
-    expect(res.body.data).toEqual({ status: 'SUBMITTED', score: 8, aggregate: { peerScoreAverage: 16, reviewsSubmitted: 1, reviewsAssigned: 1, finalisedNow: true } });
+    expect(res.body.data).toEqual({ status: 'SUBMITTED', score: 8, aggregate: { peerScoreAverage: 8, reviewsSubmitted: 1, reviewsAssigned: 1, finalisedNow: true } });
     const [row] = await t.db.select().from(submissions).where(eq(submissions.id, ofB.submissionId));
-    expect(row).toMatchObject({ score: 16, peerScoreAverage: 16, status: 'GRADED' });
-    // 16 of 20 passes 12 and counts as 80 % on the lesson.
+    expect(row).toMatchObject({ score: 8, peerScoreAverage: 8, status: 'GRADED' });
+    // 8 of 20 passes 6 and counts as 40 % on the lesson.
     const [progress] = await t.db
       .select()
       .from(lessonProgress)
       .where(and(eq(lessonProgress.lessonId, lesson.id), eq(lessonProgress.studentId, b)));
-    expect(progress).toMatchObject({ completed: true, score: 80 });
-    expect((await peerGraded(b))[0]!.metadata).toMatchObject({ score: 16, maxScore: 20 });
+    expect(progress).toMatchObject({ completed: true, score: 40 });
+    expect((await peerGraded(b))[0]!.metadata).toMatchObject({ score: 8, maxScore: 20 });
+  });
+
+  it('the peer average of unequal reviews is their plain mean, to two decimals', async () => {
+    const { assignment, reviews, subs } = await peerSetup(3, STUDENTS.slice(0, 4));
+    const target = subs[0]!;
+    const mine = reviews.filter((r) => r.submissionId === target.id);
+    expect(mine).toHaveLength(3);
+    const sums: Array<[number, number]> = [[4, 3], [5, 3], [5, 3]]; // 7, 8, 8
+    let last: any;
+    for (const [i, r] of mine.entries()) {
+      last = await t.request('POST', `/api/peer-reviews/${r.id}/submit`, { token: tok(r.reviewerId), body: { rubricScores: fullScores(assignment, sums[i]![0], sums[i]![1]) } });
+    }
+    expect(last.body.data.aggregate).toMatchObject({ peerScoreAverage: 7.67, reviewsSubmitted: 3, finalisedNow: true });
+    const [row] = await t.db.select().from(submissions).where(eq(submissions.id, target.id));
+    expect(row).toMatchObject({ score: 7.67, peerScoreAverage: 7.67 });
   });
 
   it('all reviews flagged: no peer score and no ASSESS_PEER_GRADED; the submission waits for the instructor', async () => {

@@ -60,8 +60,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Create or replace the assignment of an ASSIGNMENT lesson',
         description:
           'The course owner or ADMIN (with canManageCourses). `rubric` absent keeps the current rubric, null removes it; criteria sent with their `id` keep it, ' +
-          'others get new ids, criteria left out are removed. `totalPoints` is computed and may differ from `maxScore`: a peer review scores the rubric (0..totalPoints), ' +
-          'and the peer average is scaled to maxScore (× maxScore / totalPoints) to become the submission score. A lesson of another type → 400.',
+          'others get new ids, criteria left out are removed. `totalPoints` is computed; a peer review scores the rubric (0..totalPoints), ' +
+          'and the mean of the reviews becomes the submission score as it is (not rescaled), so a rubric should total `maxScore`. A lesson of another type → 400.',
         params: idParams,
         body: upsertAssignmentBody,
         response: { 200: envelope(assignmentSchema) },
@@ -208,8 +208,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         operationId: 'submitPeerReview',
         summary: 'Submit a peer review',
         description:
-          'With a rubric: rubricScores for every criterion (0..maxPoints), score = their sum; without: score 0..maxScore. Answers the aggregate, whose `peerScoreAverage` is on ' +
-          'the maxScore scale (with a rubric: the average of the sums × maxScore / totalPoints); `finalisedNow` is true ' +
+          'With a rubric: rubricScores for every criterion (0..maxPoints), score = their sum; without: score 0..maxScore. Answers the aggregate, whose `peerScoreAverage` is the mean ' +
+          'of the submitted reviews\' scores (two decimals); `finalisedNow` is true ' +
           `when this completed the last review and the peer average became the score. ${anonymous}`,
         params: idParams,
         body: submitReviewBody,

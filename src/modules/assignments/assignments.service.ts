@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, inArray, or, sql } from 'drizzle-orm';
 import { withTx, type ServiceContext } from '../../platform/context.js';
 import { iso } from '../../platform/dto.js';
-import { byId, inTenant, sameTenantRef } from '../../platform/db/tenancy.js';
+import { byId, inTenant } from '../../platform/db/tenancy.js';
 import { conflict, notFound, validationError } from '../../platform/http/errors.js';
 import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
 import { canManageCourses } from '../../platform/auth/permissions.js';
@@ -397,22 +397,6 @@ export async function listSubmissions(ctx: ServiceContext, id: string, q: { page
 
 // ── peer finalisation ───────────────────────────────────────────────────────
 
-/**
- * What turns a review score into the assignment's scale: with a rubric a review's score is the
- * sum of its criteria (0..totalPoints), so the peer average is scaled by maxScore / totalPoints
- * (1 when they are equal, the usual case). Without a rubric reviews score 0..maxScore already.
- * The rubric as it is now counts: changing its total later rescales the average.
- */
-async function rubricScale(tx: ServiceContext, assignment: Assignment): Promise<number> {
-  const [row] = await tx.db
-    .select({ total: sql<number | null>`sum(${rubricCriteria.maxPoints})::float8` })
-    .from(rubricCriteria)
-    .innerJoin(rubrics, sameTenantRef(rubricCriteria.rubricId, rubricCriteria.institutionId, rubrics))
-    .where(and(inTenant(tx, rubrics), eq(rubrics.assignmentId, assignment.id)));
-  const total = row?.total ?? null;
-  return total && total > 0 ? assignment.maxScore / total : 1;
-}
-
 export interface Aggregate {
   peerScoreAverage: number | null;
   reviewsSubmitted: number;
@@ -423,7 +407,8 @@ export interface Aggregate {
 /**
  * Recompute a submission's peer aggregate after a review completed (the caller holds the
  * submission's row lock, so the last two reviews of a submission cannot both miss or both
- * see completion). The peer average is on the maxScore scale (`rubricScale`). When every
+ * see completion). The peer average is the mean of the SUBMITTED reviews' scores (with a rubric
+ * each is the sum of its criteria, spec 4.4 rule 1), to two decimals. When every
  * assigned review is complete and no instructor grade exists, the peer average becomes the
  * score, once (`peer_finalised_at`), and the student gets
  * ASSESS_PEER_GRADED, forced immediate. FLAGGED reviews count as completed but not in the
@@ -439,8 +424,7 @@ export async function recomputeAggregate(tx: ServiceContext, assignment: Assignm
     })
     .from(peerReviews)
     .where(and(inTenant(tx, peerReviews), eq(peerReviews.submissionId, submission.id)));
-  const scale = await rubricScale(tx, assignment);
-  const average = agg!.average === null ? null : Math.round(agg!.average * scale * 100) / 100;
+  const average = agg!.average === null ? null : Math.round(agg!.average * 100) / 100;
   const now = tx.clock.now();
   await tx.db
     .update(submissions)
