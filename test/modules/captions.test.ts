@@ -283,6 +283,18 @@ describe('POST: fields (spec 4.2 rules 3 and 5, part 8)', () => {
     }
   });
 
+  it('a lesson without blocks takes any blockId, and keeps one default per (lesson, blockId)', async () => {
+    const lesson = await freshLesson([]);
+    const a = await upload(t, lesson, { token: teacher, blockId: 'intro-video', isDefault: 'true', label: 'A' });
+    expect(a.status, a.raw).toBe(201);
+    expect(a.body.data).toMatchObject({ blockId: 'intro-video', isDefault: true });
+    const b = await upload(t, lesson, { token: teacher, blockId: 'intro-video', isDefault: 'true', label: 'B' });
+    const other = await upload(t, lesson, { token: teacher, blockId: 'outro-video', isDefault: 'true', label: 'C' });
+    expect([b.status, other.status]).toEqual([201, 201]);
+    expect((await defaultsOf(lesson, 'intro-video')).map((r) => r.label)).toEqual(['B']);
+    expect((await defaultsOf(lesson, 'outro-video')).map((r) => r.label)).toEqual(['C']);
+  });
+
   it('reads isDefault as true for "true", "1" and "on", and false otherwise', async () => {
     const lesson = await freshLesson();
     const results: Record<string, boolean> = {};

@@ -87,7 +87,7 @@ const routes: ModuleRoutes = async (app, deps) => {
             'Requires canManageCourses. Fields: `file` (required; type text/vtt or text/plain, or a .vtt name; must begin ' +
             'with WEBVTT and parse as WebVTT; at most 1 MB, else 413 PAYLOAD_TOO_LARGE), `language` (required; ISO 639-1, ' +
             `one of SUPPORTED_CAPTION_LANGUAGES: ${SUPPORTED_CAPTION_LANGUAGES.join(', ')}), \`label\` (required, 1 to 80 ` +
-            'characters), `blockId` (optional; a video block of the lesson), `isDefault` (optional; "true", "1" or "on"; ' +
+            'characters), `blockId` (optional; a video block of the lesson when it is made of blocks, any id otherwise), `isDefault` (optional; "true", "1" or "on"; ' +
             'demotes the other default of the same lesson video). The file is stored under a server-generated key.',
           consumes: ['multipart/form-data'],
           params: lessonParams,

@@ -257,9 +257,14 @@ function checkFile(file: CaptionFile | null, issues: FieldIssue[]): string | nul
   return text;
 }
 
+/**
+ * A blockId must name a video block of a lesson made of blocks. A lesson without blocks has
+ * nothing to check it against (spec 4.2 asks only for an optional id), so any id is taken.
+ */
 function checkBlock(lesson: Lesson, blockId: string | null, issues: FieldIssue[]) {
-  if (blockId === null) return;
-  const block = (Array.isArray(lesson.blocks) ? lesson.blocks : []).find((b) => b && b.id === blockId);
+  const blocks = Array.isArray(lesson.blocks) ? lesson.blocks : [];
+  if (blockId === null || blocks.length === 0) return;
+  const block = blocks.find((b) => b && b.id === blockId);
   if (!block || typeof block.type !== 'string' || block.type.toLowerCase() !== 'video') {
     issues.push({ field: 'blockId', message: 'blockId must name a video block of this lesson' });
   }
