@@ -107,6 +107,8 @@ const envSchema = z.object({
   RATE_LIMIT_DISABLED: z.enum(['true', 'false']).default('false'),
   /** Requests to the xAPI LRS (/api/xapi/*) per credential or person per window, reads and writes counted apart. */
   RATE_LIMIT_XAPI: positiveInt.default(1200),
+  /** Calls to the signed recorder webhook per IP per window, apart from other anonymous requests. */
+  RATE_LIMIT_WEBHOOK: positiveInt.default(600),
   /** Largest request body of the xAPI LRS (statements with attachments, documents). */
   XAPI_BODY_LIMIT_BYTES: positiveInt.default(20 * 1024 * 1024),
   WORKER_POLL_MS: positiveInt.default(1000),

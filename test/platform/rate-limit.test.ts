@@ -4,6 +4,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { routeRateLimits } from '../../src/platform/http/rate-limit.js';
 import { loadConfig } from '../../src/config.js';
 import { newId } from '../../src/platform/ids.js';
+import { hmacSha256Hex } from '../../src/platform/auth/signatures.js';
 
 // Redis counters outlive a run: ids are unique per run.
 const run = newId().slice(-8);
@@ -13,7 +14,7 @@ function suite(name: string, env: Record<string, string>) {
     let t: TestApp;
     beforeAll(async () => {
       t = await createTestApp({
-        env: { RATE_LIMIT_READ: '5', RATE_LIMIT_WRITE: '3', RATE_LIMIT_REPORT_RUN: '2', ...env },
+        env: { RATE_LIMIT_READ: '5', RATE_LIMIT_WRITE: '3', RATE_LIMIT_REPORT_RUN: '2', CRON_SECRET: 'rate-limit-cron-secret', TRUST_PROXY: '127.0.0.1', ...env },
         extraRoutes: (app) => {
           const typed = app.withTypeProvider<ZodTypeProvider>();
           typed.get('/api/test/read', async () => ({ data: 1, error: null }));
@@ -68,6 +69,29 @@ function suite(name: string, env: Record<string, string>) {
         );
       expect(statuses.slice(0, 5).every((s) => s === 200)).toBe(true);
       expect(statuses[6]).toBe(429);
+    });
+
+    it('the cron scheduler and the recorder webhook are not refused when their address used up the anonymous budget', async () => {
+      const headers = { 'x-forwarded-for': `10.${name.length + 100}.${parseInt(run.slice(-2), 16)}.${parseInt(run.slice(-4, -2), 16)}` };
+      // Refused writes and reads without a session use up this address's anonymous budgets.
+      for (let i = 0; i < 3; i++) expect((await t.request('POST', '/api/test/write', { headers, body: {} })).status).toBe(401);
+      expect((await t.request('POST', '/api/test/write', { headers, body: {} })).status).toBe(429);
+      for (let i = 0; i < 5; i++) expect((await t.request('GET', '/api/test/read', { headers })).status).toBe(401);
+      expect((await t.request('GET', '/api/test/read', { headers })).status).toBe(429);
+      // A cron call with the secret counts as the scheduler; a wrong secret is still anonymous.
+      const cron = (secret: string) => t.request('GET', '/api/cron/assignment-reminders', { headers: { ...headers, authorization: `Bearer ${secret}` } });
+      expect((await cron('rate-limit-cron-secret')).status).toBe(200);
+      expect((await cron('wrong')).status).toBe(429);
+      // The recorder's webhook has its own per-IP group (an unknown session: 200 ignored).
+      const body = JSON.stringify({ event: 'recording_failed', sessionId: `no-such-${run}`, roomName: 'lms-x' });
+      const signed = await t.app.inject({
+        method: 'POST',
+        url: '/api/webhooks/meet-recording',
+        headers: { ...headers, 'content-type': 'application/json', 'x-recorder-signature': hmacSha256Hex(t.config.RECORDING_WEBHOOK_SECRET!, body) },
+        payload: body,
+      });
+      expect(signed.statusCode, signed.body).toBe(200);
+      expect(signed.json().data).toMatchObject({ ignored: true, reason: 'unknown_session' });
     });
   });
 }

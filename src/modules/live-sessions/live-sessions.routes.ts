@@ -4,6 +4,7 @@ import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { AppError } from '../../platform/http/errors.js';
+import { routeRateLimits } from '../../platform/http/rate-limit.js';
 import { requestContext } from '../../platform/auth/auth-plugin.js';
 import { verifyWebhookSignature } from '../../platform/auth/signatures.js';
 import {
@@ -285,7 +286,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     WEBHOOK_PATH,
     {
-      config: { auth: 'public' },
+      config: { auth: 'public', rateLimit: routeRateLimits(deps.config).webhook },
       // 1. The webhook secret or the recorder's token not configured (spec 5.4 wants both for
       // recording to work): 503 to everything, before the body is read.
       onRequest: async () => {

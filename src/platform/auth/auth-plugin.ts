@@ -171,6 +171,8 @@ export function registerAuth(app: FastifyInstance, deps: Deps) {
   const cronHook = (req: FastifyRequest, _reply: unknown, done: (err?: Error) => void) => {
     if (!verifyCronAuthorization(deps.config.CRON_SECRET, req.headers.authorization)) {
       req.authRefusal = new AppError('AUTH_REQUIRED', 'A valid cron secret is required');
+    } else {
+      req.apiCaller = 'cron'; // the scheduler's own budget, not its address's anonymous one
     }
     done();
   };

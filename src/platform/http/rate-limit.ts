@@ -13,9 +13,12 @@ export const routeRateLimits = (config: Config) => ({
   reportExport: { max: config.RATE_LIMIT_REPORT_EXPORT, groupId: 'report-export' },
   scormContent: { max: config.RATE_LIMIT_SCORM_CONTENT, groupId: 'scorm-content' },
   xapi: { max: config.RATE_LIMIT_XAPI, groupId: 'xapi' },
+  // A recorder calls back from one address for every recording: not in the budget that
+  // anonymous callers of that address share (still per IP, as its signature is checked later).
+  webhook: { max: config.RATE_LIMIT_WEBHOOK, groupId: 'webhook' },
 });
 
-/** Who a limit counts against: the person (per tenant), an API credential, or the IP for anonymous callers. */
+/** Who a limit counts against: the person (per tenant), an API credential (an xAPI key, the cron secret), or the IP for anonymous callers. */
 function callerKey(req: FastifyRequest): string {
   const who = req.session ? `p:${req.session.institutionId}:${req.session.personId}` : req.apiCaller ? `c:${req.apiCaller}` : `ip:${req.ip}`;
   return `${who}:${isRead(req) ? 'r' : 'w'}`;
