@@ -146,6 +146,10 @@ describe('cron guard', () => {
     expect(verifyCronAuthorization('s3cret', 'Bearer s3cret')).toBe(true);
     expect(verifyCronAuthorization('s3cret', 'Bearer s3cre')).toBe(false);
     expect(verifyCronAuthorization('s3cret', 's3cret')).toBe(false);
+    expect(verifyCronAuthorization('s3cret', 'bearer s3cret')).toBe(true);
+    expect(verifyCronAuthorization('s3cret', 'BEARER  s3cret ')).toBe(true);
+    expect(verifyCronAuthorization('s3cret', 'Basic s3cret')).toBe(false);
+    expect(verifyCronAuthorization('s3cret', 'Bearers3cret')).toBe(false);
   });
 });
 

@@ -47,6 +47,7 @@ export function verifyWebhookSignature(secret: string, rawBody: Buffer | string,
 /** Cron guard: `Authorization: Bearer <CRON_SECRET>`; with no secret configured, open. */
 export function verifyCronAuthorization(secret: string | undefined, header: string | undefined): boolean {
   if (!secret) return true;
-  if (!header?.startsWith('Bearer ')) return false;
-  return safeEqual(header.slice('Bearer '.length).trim(), secret);
+  // The scheme is case-insensitive (RFC 9110 §11.1), as for session bearer tokens.
+  const match = header ? /^Bearer\s+(.*)$/is.exec(header) : null;
+  return match !== null && safeEqual(match[1]!.trim(), secret);
 }
