@@ -1,10 +1,25 @@
 import { z } from 'zod';
-import { childSchema as crmChildSchema } from '../../platform/crm/types.js';
 
 export const childParams = z.object({ childId: z.string().min(1).max(200) });
 
-/** A child as the CRM lists it (spec 2.11), with the session's institution. */
-export const childSchema = crmChildSchema.extend({ institutionId: z.string() });
+/**
+ * A child as the CRM lists it (spec 2.11: absent fields null), with the session's institution.
+ * The answer's own schema: the CRM's (platform/crm/types.ts) also reads absent fields as null.
+ */
+export const childSchema = z.object({
+  studentId: z.string(),
+  contactId: z.string(),
+  name: z.string().nullable(),
+  email: z.string().nullable(),
+  studentCode: z.string().nullable(),
+  class: z.string().nullable(),
+  section: z.string().nullable(),
+  photoUrl: z.string().nullable(),
+  status: z.string().nullable(),
+  relation: z.string().nullable(),
+  isPrimary: z.boolean(),
+  institutionId: z.string(),
+});
 
 export const childrenSchema = z.object({ children: z.array(childSchema) });
 

@@ -1,64 +1,70 @@
 import { z } from 'zod';
 
+/**
+ * An optional field of a CRM record: absent and null both read as null (spec 2: "optional or
+ * absent values are null"), so a CRM that leaves a key out does not fail the whole answer.
+ */
+const opt = <T extends z.ZodTypeAny>(schema: T) => schema.nullish().transform((v): z.output<T> | null => v ?? null);
+
 /** Records read from the CRM (spec 2.11), validated at the boundary. */
 export const contactSchema = z.object({
   id: z.string(),
-  firstName: z.string().nullable(),
-  lastName: z.string().nullable(),
-  email: z.string().nullable(),
-  contactType: z.string().nullable(),
-  status: z.string().nullable(),
+  firstName: opt(z.string()),
+  lastName: opt(z.string()),
+  email: opt(z.string()),
+  contactType: opt(z.string()),
+  status: opt(z.string()),
 });
 export type CrmContact = z.infer<typeof contactSchema>;
 
 export const studentSchema = z.object({
   id: z.string(),
   contactId: z.string(),
-  firstName: z.string().nullable(),
-  lastName: z.string().nullable(),
-  studentCode: z.string().nullable(),
-  currentEnrolment: z
-    .object({
-      classId: z.string().nullable(),
-      className: z.string().nullable(),
-      sectionId: z.string().nullable(),
-      sectionName: z.string().nullable(),
-    })
-    .nullable(),
+  firstName: opt(z.string()),
+  lastName: opt(z.string()),
+  studentCode: opt(z.string()),
+  currentEnrolment: opt(
+    z.object({
+      classId: opt(z.string()),
+      className: opt(z.string()),
+      sectionId: opt(z.string()),
+      sectionName: opt(z.string()),
+    }),
+  ),
 });
 export type CrmStudent = z.infer<typeof studentSchema>;
 
 export const parentLinkSchema = z.object({
   parentContactId: z.string(),
-  email: z.string().nullable(),
-  name: z.string().nullable(),
-  relation: z.string().nullable(),
-  mobile: z.string().nullable(),
-  isPrimary: z.boolean(),
+  email: opt(z.string()),
+  name: opt(z.string()),
+  relation: opt(z.string()),
+  mobile: opt(z.string()),
+  isPrimary: z.boolean().nullish().transform((v) => v ?? false),
 });
 export type CrmParentLink = z.infer<typeof parentLinkSchema>;
 
 export const staffUserSchema = z.object({
   id: z.string(),
-  firstName: z.string().nullable(),
-  lastName: z.string().nullable(),
-  email: z.string().nullable(),
-  role: z.string().nullable(),
+  firstName: opt(z.string()),
+  lastName: opt(z.string()),
+  email: opt(z.string()),
+  role: opt(z.string()),
 });
 export type CrmStaffUser = z.infer<typeof staffUserSchema>;
 
 export const classSchema = z.object({
   id: z.string(),
   name: z.string(),
-  year: z.union([z.string(), z.number()]).nullable(),
-  sections: z.array(z.object({ id: z.string(), name: z.string() })),
+  year: opt(z.union([z.string(), z.number()])),
+  sections: z.array(z.object({ id: z.string(), name: z.string() })).nullish().transform((v) => v ?? []),
 });
 export type CrmClass = z.infer<typeof classSchema>;
 
 export const rosterEntrySchema = z.object({
   studentContactId: z.string(),
-  name: z.string().nullable(),
-  rollNumber: z.union([z.string(), z.number()]).nullable(),
+  name: opt(z.string()),
+  rollNumber: opt(z.union([z.string(), z.number()])),
 });
 export type CrmRosterEntry = z.infer<typeof rosterEntrySchema>;
 
@@ -66,22 +72,22 @@ export const FEE_STATUSES = ['PAID', 'PARTIAL', 'OVERDUE'] as const;
 export const feeStatusSchema = z.object({
   status: z.enum(FEE_STATUSES),
   outstanding: z.number(),
-  dueDate: z.string().nullable(),
+  dueDate: opt(z.string()),
 });
 export type CrmFeeStatus = z.infer<typeof feeStatusSchema>;
 
 export const childSchema = z.object({
   studentId: z.string(),
   contactId: z.string(),
-  name: z.string().nullable(),
-  email: z.string().nullable(),
-  studentCode: z.string().nullable(),
-  class: z.string().nullable(),
-  section: z.string().nullable(),
-  photoUrl: z.string().nullable(),
-  status: z.string().nullable(),
-  relation: z.string().nullable(),
-  isPrimary: z.boolean(),
+  name: opt(z.string()),
+  email: opt(z.string()),
+  studentCode: opt(z.string()),
+  class: opt(z.string()),
+  section: opt(z.string()),
+  photoUrl: opt(z.string()),
+  status: opt(z.string()),
+  relation: opt(z.string()),
+  isPrimary: z.boolean().nullish().transform((v) => v ?? false),
 });
 export type CrmChild = z.infer<typeof childSchema>;
 
