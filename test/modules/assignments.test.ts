@@ -692,7 +692,11 @@ describe('peer review: finalisation', () => {
     const target = subs[0]!;
     const mine = reviews.filter((r) => r.submissionId === target.id);
     expect(mine).toHaveLength(3);
-    const sums: Array<[number, number]> = [[4, 3], [5, 3], [5, 3]]; // 7, 8, 8
+    const sums: Array<[number, number]> = [
+      [4, 3],
+      [5, 3],
+      [5, 3],
+    ]; // 7, 8, 8
     let last: any;
     for (const [i, r] of mine.entries()) {
       last = await t.request('POST', `/api/peer-reviews/${r.id}/submit`, { token: tok(r.reviewerId), body: { rubricScores: fullScores(assignment, sums[i]![0], sums[i]![1]) } });

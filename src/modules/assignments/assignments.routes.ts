@@ -209,7 +209,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Submit a peer review',
         description:
           'With a rubric: rubricScores for every criterion (0..maxPoints), score = their sum; without: score 0..maxScore. Answers the aggregate, whose `peerScoreAverage` is the mean ' +
-          'of the submitted reviews\' scores (two decimals); `finalisedNow` is true ' +
+          "of the submitted reviews' scores (two decimals); `finalisedNow` is true " +
           `when this completed the last review and the peer average became the score. ${anonymous}`,
         params: idParams,
         body: submitReviewBody,

@@ -155,20 +155,19 @@ export const recordingStopSchema = z.object({
 export const WEBHOOK_EVENTS = ['recording_uploaded', 'recording_failed'] as const;
 
 /** Spec 4.5 webhook body; an event this service does not know is answered 200 `ignored` (the recorder retries on any non-2xx). */
-export const webhookBody = z
-  .object({
-    event: z.string().min(1).max(100),
-    sessionId: id,
-    roomName: z.string().min(1).max(300),
-    recordingUrl: z
-      .string()
-      .url()
-      .max(2000)
-      .regex(/^https?:\/\//i, 'must be an http(s) URL')
-      .nullish()
-      .describe('only on recording_uploaded (required there); null or absent otherwise'),
-    duration: z.number().finite().min(0).max(1e7).nullish().describe('seconds; null or absent when the recorder does not know'),
-  });
+export const webhookBody = z.object({
+  event: z.string().min(1).max(100),
+  sessionId: id,
+  roomName: z.string().min(1).max(300),
+  recordingUrl: z
+    .string()
+    .url()
+    .max(2000)
+    .regex(/^https?:\/\//i, 'must be an http(s) URL')
+    .nullish()
+    .describe('only on recording_uploaded (required there); null or absent otherwise'),
+  duration: z.number().finite().min(0).max(1e7).nullish().describe('seconds; null or absent when the recorder does not know'),
+});
 export type WebhookInput = z.infer<typeof webhookBody>;
 
 export const webhookResultSchema = z.object({

@@ -40,7 +40,10 @@ export const parentLinkSchema = z.object({
   name: opt(z.string()),
   relation: opt(z.string()),
   mobile: opt(z.string()),
-  isPrimary: z.boolean().nullish().transform((v) => v ?? false),
+  isPrimary: z
+    .boolean()
+    .nullish()
+    .transform((v) => v ?? false),
 });
 export type CrmParentLink = z.infer<typeof parentLinkSchema>;
 
@@ -57,7 +60,10 @@ export const classSchema = z.object({
   id: z.string(),
   name: z.string(),
   year: opt(z.union([z.string(), z.number()])),
-  sections: z.array(z.object({ id: z.string(), name: z.string() })).nullish().transform((v) => v ?? []),
+  sections: z
+    .array(z.object({ id: z.string(), name: z.string() }))
+    .nullish()
+    .transform((v) => v ?? []),
 });
 export type CrmClass = z.infer<typeof classSchema>;
 
@@ -87,7 +93,10 @@ export const childSchema = z.object({
   photoUrl: opt(z.string()),
   status: opt(z.string()),
   relation: opt(z.string()),
-  isPrimary: z.boolean().nullish().transform((v) => v ?? false),
+  isPrimary: z
+    .boolean()
+    .nullish()
+    .transform((v) => v ?? false),
 });
 export type CrmChild = z.infer<typeof childSchema>;
 
