@@ -38,7 +38,7 @@ describe('learning paths', () => {
     const north = await createCourse(t, { institutionId: 'inst_north', ownerId: 'u_northside_teacher', title: 'North' });
     const res = await create({ title: 'Biology track', courseIds: [a.id, c.id] });
     expect(res.status).toBe(201);
-    expect(res.body.data).toMatchObject({ title: 'Biology track', status: 'DRAFT', createdBy: DEMO_TEACHER_ID, courseCount: 2, enrolled: false });
+    expect(res.body.data).toMatchObject({ title: 'Biology track', status: 'PUBLISHED', createdBy: DEMO_TEACHER_ID, courseCount: 2, enrolled: false });
     expect(res.body.data.courses.map((x: any) => [x.title, x.position])).toEqual([
       ['A', 0],
       ['C', 1],
@@ -57,8 +57,9 @@ describe('learning paths', () => {
   });
 
   it('learners see published paths only (a draft is 404); staff see all', async () => {
-    const draft = (await create({ title: 'Draft path' })).body.data;
-    const published = (await create({ title: 'Open path', status: 'PUBLISHED' })).body.data;
+    const draft = (await create({ title: 'Draft path', status: 'DRAFT' })).body.data;
+    const published = (await create({ title: 'Open path' })).body.data;
+    expect([draft.status, published.status]).toEqual(['DRAFT', 'PUBLISHED']);
     expectError(await t.request('GET', `/api/learning-paths/${draft.id}`, { token: student }), 404, 'NOT_FOUND');
     expect((await t.request('GET', `/api/learning-paths/${published.id}`, { token: student })).status).toBe(200);
     const mine = await t.request('GET', '/api/learning-paths', { token: student, query: { perPage: 100 } });
@@ -118,7 +119,7 @@ describe('learning paths', () => {
     // Staff may enroll others; a draft path takes no enrollments.
     const staff = await t.request('POST', `/api/learning-paths/${path.id}/enroll`, { token: teacher, body: { studentIds: [DEMO_SIBLING_ID] } });
     expect(staff.body.data.students[0].courses.map((c: any) => c.result)).toEqual(['ENROLLED', 'ALREADY_ENROLLED', 'ENROLLED', 'NOT_AVAILABLE']);
-    const draftPath = (await create({ title: 'Closed', courseIds: [first.id] })).body.data;
+    const draftPath = (await create({ title: 'Closed', status: 'DRAFT', courseIds: [first.id] })).body.data;
     expectError(await t.request('POST', `/api/learning-paths/${draftPath.id}/enroll`, { token: teacher, body: { studentIds: [DEMO_SIBLING_ID] } }), 409, 'CONFLICT');
   });
 
@@ -168,7 +169,10 @@ describe('learning paths', () => {
   it('staff writes are audited: create, change, add courses, enroll others; a refused write leaves no row', async () => {
     const [x, y] = [await createCourse(t, { title: 'X' }), await createCourse(t, { title: 'Y' })];
     const headers = (id: string) => ({ 'x-request-id': id });
-    const path = expectOk(await t.request('POST', '/api/learning-paths', { token: teacher, body: { title: 'Audited', courseIds: [x.id] }, headers: headers('req-lp-1') }), 201);
+    const path = expectOk(
+      await t.request('POST', '/api/learning-paths', { token: teacher, body: { title: 'Audited', status: 'DRAFT', courseIds: [x.id] }, headers: headers('req-lp-1') }),
+      201,
+    );
     expectOk(await t.request('PATCH', `/api/learning-paths/${path.id}`, { token: teacher, body: { status: 'PUBLISHED' }, headers: headers('req-lp-2') }));
     expectOk(await t.request('POST', `/api/learning-paths/${path.id}/courses`, { token: teacher, body: { courseId: y.id }, headers: headers('req-lp-3') }));
     const enrolled = expectOk(

@@ -47,7 +47,9 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'createLearningPath',
         summary: 'Create a learning path (canManageCourses)',
-        description: '`courseIds` in order; every course must be of the caller’s institution (else 404).',
+        description:
+          '`courseIds` in order; every course must be of the caller’s institution (else 404). `status` defaults to PUBLISHED (learners see it and may enroll); ' +
+          'DRAFT keeps it to staff until a PATCH publishes it.',
         body: createPathBody,
         response: { 201: envelope(pathSchema) },
       },

@@ -16,7 +16,10 @@ const courseIds = z.array(z.string().min(1).max(200)).max(100);
 export const createPathBody = z.strictObject({
   title: z.string().trim().min(1).max(200),
   description: z.string().max(5000).nullable().optional(),
-  status: z.enum(PATH_STATUSES).default('DRAFT'),
+  // Open to learners once created, as the spec and the issue know no publishing step for paths
+  // (courses have theirs: an unpublished course on a path is reported NOT_AVAILABLE). DRAFT keeps
+  // a path being put together out of learners' sight.
+  status: z.enum(PATH_STATUSES).default('PUBLISHED'),
   courseIds: courseIds.optional().describe('the courses, in order'),
 });
 
