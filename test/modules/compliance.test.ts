@@ -94,6 +94,9 @@ describe('compliance', () => {
     expect(mine[0].status).toBe('OVERDUE');
     const overdue = await t.request('GET', '/api/compliance/records', { token: teacher, query: { trainingId: tr.id, status: 'OVERDUE', perPage: 100 } });
     expect(overdue.body.meta.total).toBe(staff.body.meta.total);
+    // A page past the end is empty and still tells the total.
+    const past = await t.request('GET', '/api/compliance/records', { token: teacher, query: { trainingId: tr.id, status: 'OVERDUE', perPage: 1, page: 999 } });
+    expect(past.body).toMatchObject({ data: [], meta: { total: staff.body.meta.total, page: 999, perPage: 1, totalPages: staff.body.meta.total } });
 
     const done = await t.request('POST', `/api/lessons/${lesson.id}/progress`, { token: await t.token({ role: 'STUDENT', id: DEMO_STUDENT_ID }), body: { completed: true } });
     expect(done.body.data.courseCompleted).toBe(true);

@@ -213,6 +213,9 @@ describe('leaderboard', () => {
     const month = await t.request('GET', '/api/gamification/leaderboard', { token: student, query: { period: 'month', perPage: 1 } });
     expect(month.body.data).toHaveLength(1);
     expect(month.body.meta.total).toBe(2);
+    // A page past the end is empty and still tells the total.
+    const past = await t.request('GET', '/api/gamification/leaderboard', { token: student, query: { period: 'month', perPage: 1, page: 5 } });
+    expect(past.body).toMatchObject({ data: [], meta: { total: 2, page: 5, perPage: 1, totalPages: 2 } });
     expectError(await t.request('GET', '/api/gamification/leaderboard', { token: student, query: { period: 'year' } }), 400, 'VALIDATION_ERROR');
     const north = await t.token({ role: 'STUDENT', id: 'c_northside_stu_01', institutionId: 'inst_north' });
     expect((await t.request('GET', '/api/gamification/leaderboard', { token: north })).body.data).toEqual([]);

@@ -6,7 +6,7 @@ import { iso } from '../../platform/dto.js';
 import { byId, inTenant, inTenantAs } from '../../platform/db/tenancy.js';
 import { rawRows } from '../../platform/db/client.js';
 import { conflict, notFound, validationError } from '../../platform/http/errors.js';
-import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
+import { pageMeta, pageOffset, pageTotal, toPage } from '../../platform/http/pagination.js';
 import { newId } from '../../platform/ids.js';
 import { requireAccess } from '../access/access.service.js';
 import { courses, type Course } from '../courses/courses.tables.js';
@@ -390,7 +390,11 @@ export async function listRecords(
     ctx.db,
     sql`select *, count(*) over ()::int as total from (${currentRecords(ctx.institutionId, now, filters)}) y limit ${page.perPage} offset ${pageOffset(page)}`,
   );
-  return { rows: rows.map(recordDto), meta: pageMeta(page, Number(rows[0]?.total ?? 0)) };
+  const total = await pageTotal(rows, page, async () => {
+    const [row] = await rawRows<{ n: number }>(ctx.db, sql`select count(*)::int as n from (${currentRecords(ctx.institutionId, now, filters)}) y`);
+    return Number(row?.n ?? 0);
+  });
+  return { rows: rows.map(recordDto), meta: pageMeta(page, total) };
 }
 
 /**

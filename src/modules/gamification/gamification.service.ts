@@ -5,6 +5,7 @@ import { iso } from '../../platform/dto.js';
 import { inTenant } from '../../platform/db/tenancy.js';
 import { newId } from '../../platform/ids.js';
 import { rawRows } from '../../platform/db/client.js';
+import { pageMeta, pageTotal } from '../../platform/http/pagination.js';
 import { getSettings } from '../institutions/institutions.service.js';
 import { displayNames } from '../institutions/display-names.js';
 import { notify } from '../notifications/notify.js';
@@ -185,7 +186,10 @@ export async function leaderboard(ctx: ServiceContext, q: { period: LeaderboardP
         order by points desc, reached asc, student_id asc
         limit ${q.perPage} offset ${offset}`,
   );
-  const total = Number(rows[0]?.total ?? 0);
+  const total = await pageTotal(rows, q, async () => {
+    const [row] = await rawRows<{ n: number }>(ctx.db, sql`select count(distinct student_id)::int as n from ${pointAwards} where ${where!}`);
+    return Number(row?.n ?? 0);
+  });
   const names = await displayNames(
     ctx,
     rows.map((r) => ({ id: r.student_id, label: 'Student' })),
@@ -198,6 +202,6 @@ export async function leaderboard(ctx: ServiceContext, q: { period: LeaderboardP
       points: Number(r.points),
       isMe: r.student_id === ctx.actor.personId,
     })),
-    meta: { total, page: q.page, perPage: q.perPage, totalPages: Math.ceil(total / q.perPage) },
+    meta: pageMeta(q, total),
   };
 }

@@ -22,6 +22,16 @@ export function toPage(q: { page: number; perPage?: number; limit?: number }, de
 
 export const pageOffset = ({ page, perPage }: Page) => (page - 1) * perPage;
 
+/**
+ * The total of a list whose page query also counts the rows (`count(*) over ()` as `total`): from
+ * the page's first row; an empty page past the first (past the end) has no row to carry it, so
+ * `count` counts apart.
+ */
+export async function pageTotal(rows: ReadonlyArray<{ total: number | string }>, page: Page, count: () => Promise<number>): Promise<number> {
+  if (rows.length > 0) return Number(rows[0]!.total);
+  return page.page > 1 ? count() : 0;
+}
+
 export const pageMeta = ({ page, perPage }: Page, total: number): PageMeta => ({
   total,
   page,
