@@ -413,6 +413,11 @@ describe('GET /api/audit-log', () => {
       expect((await list({ action: 'course.publish', from: '2030-01-02T10:00:00.000Z' })).rows.map((r) => r.targetId)).toEqual([a.id]);
       // `to` is exclusive, `from` inclusive.
       expect((await list({ from: '2030-01-01T10:00:00.000Z', to: '2030-01-02T10:00:00.000Z' })).rows.map((r) => r.action)).toEqual(['course.create']);
+      // Bare dates are whole days (UTC): from its start, to its end.
+      const jan2 = await list({ from: '2030-01-02', to: '2030-01-02' });
+      expect(jan2.rows.length).toBeGreaterThan(0);
+      expect(jan2.rows).toEqual((await list({ from: '2030-01-02T00:00:00Z', to: '2030-01-03T00:00:00Z' })).rows);
+      expect((await list({ from: '2030-01-01', to: '2030-01-03' })).meta.total).toBe(4);
       // A target type as the action: all its actions.
       expect((await list({ action: 'module', from: '2030-01-03T00:00:00Z' })).rows.map((r) => [r.action, r.targetId])).toEqual([['module.create', m.id]]);
 
@@ -423,6 +428,8 @@ describe('GET /api/audit-log', () => {
       const bad: Array<Record<string, string | number>> = [
         { from: '2030-01-05T00:00:00Z', to: '2030-01-01T00:00:00Z' },
         { from: 'yesterday' },
+        { to: '2030-02-30' },
+        { from: '2030-01-03', to: '2030-01-02' },
         { action: 'DROP TABLE' },
         { perPage: 101 },
       ];

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { paginationFields } from '../../platform/http/pagination.js';
 
-const isoDateTime = z.string().datetime({ offset: true }).describe('ISO 8601 timestamp');
+/** A timestamp, or a whole day (`YYYY-MM-DD`, UTC). */
+const timeOrDay = z.union([z.string().datetime({ offset: true }), z.string().date()]).describe('ISO 8601 timestamp, or a date for a whole day (UTC)');
 const name = z.string().trim().min(1).max(200);
 
 export const auditQuery = z
@@ -18,8 +19,8 @@ export const auditQuery = z
       .describe('an exact action (`course.update`) or a target type (`course`) for all its actions'),
     targetType: name.optional(),
     targetId: name.optional(),
-    from: isoDateTime.optional().describe('rows written at or after this time'),
-    to: isoDateTime.optional().describe('rows written before this time'),
+    from: timeOrDay.optional().describe('rows written at or after this time (a date: from the start of that day, UTC)'),
+    to: timeOrDay.optional().describe('rows written before this time (a date: up to the end of that day, UTC)'),
   })
   .refine((q) => !q.from || !q.to || Date.parse(q.from) <= Date.parse(q.to), { message: 'from must not be after to', path: ['from'] });
 export type AuditQuery = z.infer<typeof auditQuery>;

@@ -21,6 +21,10 @@ export const toAuditDto = (r: AuditRow) => ({
   createdAt: iso(r.createdAt),
 });
 
+const DAY_MS = 24 * 3600 * 1000;
+/** The exclusive end of a `to` filter: the time itself, or for a bare date the next day's start (UTC). */
+const endOf = (to: string) => new Date(Date.parse(to) + (/^\d{4}-\d{2}-\d{2}$/.test(to) ? DAY_MS : 0));
+
 /** GET /api/audit-log (ADMIN): the institution's audit rows, filtered, newest first, paginated. */
 export async function listAuditLog(ctx: ServiceContext, q: AuditQuery) {
   await requireAccess(ctx, 'institution.admin', null);
@@ -32,7 +36,7 @@ export async function listAuditLog(ctx: ServiceContext, q: AuditQuery) {
   if (q.targetType) filters.push(eq(auditLog.targetType, q.targetType));
   if (q.targetId) filters.push(eq(auditLog.targetId, q.targetId));
   if (q.from) filters.push(gte(auditLog.createdAt, new Date(q.from)));
-  if (q.to) filters.push(lt(auditLog.createdAt, new Date(q.to)));
+  if (q.to) filters.push(lt(auditLog.createdAt, endOf(q.to)));
   const where = and(...filters);
   const [rows, [{ total }]] = await Promise.all([
     ctx.db.select().from(auditLog).where(where).orderBy(desc(auditLog.createdAt), desc(auditLog.id)).limit(page.perPage).offset(pageOffset(page)),
