@@ -143,11 +143,16 @@ async function start() {
     simNote = `CRM simulator: http://${sim.baseDomain} (tenant addresses http://<slug>.${sim.baseDomain})`;
   }
   // With no recorder configured, run the recorder simulator on loopback: it calls the webhook back
-  // after a stop, signed with the webhook secret, so a recording ends in READY. An empty value
-  // counts as unset here as everywhere (`||`, not `??`).
+  // after a stop, signed with the webhook secret, so a recording ends in READY. An empty
+  // RECORDING_API_URL or RECORDING_API_TOKEN counts as unset (`||`, not `??`). A webhook secret
+  // set explicitly empty is the operator turning recording off (issue 12: it counts as unset,
+  // also here): no simulator fills it in, so the webhook answers 503 to everything and
+  // recording/start 503, as without a secret in production.
   let recorderSim: RecorderSim | undefined;
   let recorderNote = '';
-  if (!env.RECORDING_API_URL) {
+  if (env.RECORDING_WEBHOOK_SECRET === '') {
+    recorderNote = 'Recording: off (RECORDING_WEBHOOK_SECRET is set empty; the webhook and recording/start answer 503)';
+  } else if (!env.RECORDING_API_URL) {
     recorderSim = await startRecorderSim({
       port: Number(env.RECORDER_SIM_PORT || 0),
       token: env.RECORDING_API_TOKEN || undefined,

@@ -1,8 +1,12 @@
 /**
- * `lms start` (what `npm start` runs) with no recorder configured, and the recording variables
- * set explicitly empty (an empty value counts as unset): it runs the recorder simulator, says so
- * in the banner, and a recording started and stopped by hand ends in READY because the
- * simulator calls the webhook back with a correct signature. The simulator closes on SIGTERM.
+ * `lms start` (what `npm start` runs) with no recorder configured (its address and token set
+ * empty, which counts as unset): it runs the recorder simulator, says so in the banner, and a
+ * recording started and stopped by hand ends in READY because the simulator calls the webhook
+ * back with a correct signature. The simulator closes on SIGTERM.
+ *
+ * With RECORDING_WEBHOOK_SECRET set explicitly empty (issue 12: it counts as unset, also under
+ * `npm start`) no simulator fills a secret in: the webhook answers 503 to everything and
+ * recording/start 503.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -17,87 +21,108 @@ import { freePort } from '../helpers/ports.js';
 
 const SECRET = 'start-recording-test-secret-0123456789';
 let sim: CrmSim;
-let dataDir: string;
+const dataDirs: string[] = [];
+const children: ChildProcess[] = [];
+
+/** Runs `lms start` with the recording variables of `recordingEnv`; resolves once it prints its banner. */
+async function startLms(recordingEnv: Record<string, string>): Promise<{ child: ChildProcess; baseUrl: string; banner: string }> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'lms-start-recording-'));
+  dataDirs.push(dataDir);
+  const port = await freePort();
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    NODE_ENV: 'development',
+    DATABASE_URL: '',
+    REDIS_URL: '',
+    SMTP_URL: '',
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    AUTH_SECRET: SECRET,
+    CRM_BASE_DOMAIN: sim.baseDomain,
+    CRM_PROTOCOL: sim.protocol,
+    CRM_API_KEY: sim.apiKey,
+    LOG_LEVEL: 'silent',
+  };
+  for (const name of ['RECORDING_API_URL', 'RECORDING_API_TOKEN', 'RECORDING_WEBHOOK_SECRET']) delete env[name];
+  const child = spawn(process.execPath, ['bin/lms.js', 'start'], { env: { ...env, ...recordingEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let output = '';
+  child.stderr!.on('data', (d) => (output += d));
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      output += d;
+      const m = /LMS service running at (http:\/\/\S+)/.exec(output);
+      if (m && /Demo tokens/.test(output)) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`lms start exited early (${code}):\n${output}`)));
+  });
+  return { child, baseUrl, banner: output };
+}
+
 let child: ChildProcess;
 let baseUrl: string;
 let banner = '';
 
 beforeAll(async () => {
   sim = await startCrmSim({ port: 0 });
-  dataDir = await mkdtemp(join(tmpdir(), 'lms-start-recording-'));
-  const port = await freePort();
-  child = spawn(process.execPath, ['bin/lms.js', 'start'], {
-    env: {
-      ...process.env,
-      NODE_ENV: 'development',
-      DATABASE_URL: '',
-      REDIS_URL: '',
-      SMTP_URL: '',
-      DATA_DIR: dataDir,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      AUTH_SECRET: SECRET,
-      CRM_BASE_DOMAIN: sim.baseDomain,
-      CRM_PROTOCOL: sim.protocol,
-      CRM_API_KEY: sim.apiKey,
-      RECORDING_API_URL: '',
-      RECORDING_API_TOKEN: '',
-      RECORDING_WEBHOOK_SECRET: '',
-      LOG_LEVEL: 'silent',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stderr!.on('data', (d) => (output += d));
-  baseUrl = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      output += d;
-      const m = /LMS service running at (http:\/\/\S+)/.exec(output);
-      if (m && /Demo tokens/.test(output)) {
-        banner = output;
-        resolve(m[1]!);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`lms start exited early (${code}):\n${output}`)));
-  });
+  // The recorder's address and token set empty (they count as unset), the webhook secret not set at all.
+  ({ child, baseUrl, banner } = await startLms({ RECORDING_API_URL: '', RECORDING_API_TOKEN: '' }));
 }, 300_000);
 
 afterAll(async () => {
-  if (child && child.exitCode === null) child.kill('SIGKILL');
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
   await sim?.close();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  for (const dir of dataDirs) await rm(dir, { recursive: true, force: true });
 });
 
-async function call(method: string, path: string, token: string, body?: unknown) {
-  const res = await fetch(`${baseUrl}${path}`, {
+async function request(base: string, method: string, path: string, token: string | undefined, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${base}${path}`, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...headers,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const json = (await res.json()) as { data: any; error: any };
-  expect(res.status, JSON.stringify(json)).toBeLessThan(300);
-  return json.data;
+  return { status: res.status, body: (await res.json()) as { data: any; error: any } };
+}
+
+async function call(method: string, path: string, token: string, body?: unknown, base = baseUrl) {
+  const res = await request(base, method, path, token, body);
+  expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+  return res.body.data;
+}
+
+const teacherToken = () => mintToken(SECRET, { sub: 'u_demo_teacher', institutionId: 'inst_demo', role: 'TEACHER' });
+
+/** A live session of the demo course, started (LIVE, with its room name). */
+async function liveSession(base: string) {
+  const teacher = await teacherToken();
+  const session = await call(
+    'POST',
+    '/api/live-sessions',
+    teacher,
+    { courseId: 'seed_inst_demo_algebra', title: 'Demo class', scheduledAt: new Date().toISOString(), durationMinutes: 30 },
+    base,
+  );
+  const started = await call('POST', `/api/live-sessions/${session.id}/start`, teacher, undefined, base);
+  expect(started.roomName).toBe(`lms-demo-${session.id}`);
+  return { teacher, session: started };
 }
 
 describe('recording under lms start', () => {
   let recorderPort = 0;
 
-  it('runs the recorder simulator although the recording variables are set empty, and says so', () => {
+  it('runs the recorder simulator although its address and token are set empty, and says so', () => {
     const m = /Recorder simulator: http:\/\/127\.0\.0\.1:(\d+)/.exec(banner);
     expect(m, banner).not.toBeNull();
     recorderPort = Number(m![1]);
   });
 
   it('a recording started and stopped by hand ends in READY: the simulator calls the signed webhook back', async () => {
-    const teacher = await mintToken(SECRET, { sub: 'u_demo_teacher', institutionId: 'inst_demo', role: 'TEACHER' });
-    const session = await call('POST', '/api/live-sessions', teacher, {
-      courseId: 'seed_inst_demo_algebra',
-      title: 'Demo class',
-      scheduledAt: new Date().toISOString(),
-      durationMinutes: 30,
-    });
-    const started = await call('POST', `/api/live-sessions/${session.id}/start`, teacher);
-    expect(started.roomName).toBe(`lms-demo-${session.id}`);
+    const { teacher, session } = await liveSession(baseUrl);
     expect((await call('POST', `/api/live-sessions/${session.id}/recording/start`, teacher)).recordingStatus).toBe('RECORDING');
     expect((await call('POST', `/api/live-sessions/${session.id}/recording/stop`, teacher)).recordingStatus).toBe('PROCESSING');
     const deadline = Date.now() + 30_000;
@@ -123,5 +148,31 @@ describe('recording under lms start', () => {
       socket.once('error', () => done(true));
     });
     expect(refused).toBe(true);
+  }, 60_000);
+});
+
+describe('lms start with RECORDING_WEBHOOK_SECRET set empty', () => {
+  let off: { child: ChildProcess; baseUrl: string; banner: string };
+  beforeAll(async () => {
+    off = await startLms({ RECORDING_WEBHOOK_SECRET: '' });
+  }, 300_000);
+
+  it('runs no recorder simulator and says recording is off', () => {
+    expect(off.banner).not.toMatch(/Recorder simulator:/);
+    expect(off.banner).toMatch(/Recording: off \(RECORDING_WEBHOOK_SECRET is set empty/);
+  });
+
+  it('the webhook answers 503 to everything, signed or not, and recording/start answers 503 leaving the session unrecorded', async () => {
+    const { teacher, session } = await liveSession(off.baseUrl);
+    const event = { event: 'recording_uploaded', roomName: session.roomName, sessionId: session.id, recordingUrl: 'https://rec.example/x.mp4', duration: 60 };
+    for (const headers of [{}, { 'x-recorder-signature': 'sha256=' + '0'.repeat(64) }] as Array<Record<string, string>>) {
+      const res = await request(off.baseUrl, 'POST', '/api/webhooks/meet-recording', undefined, event, headers);
+      expect(res.status).toBe(503);
+      expect(res.body.error.code).toBe('SERVICE_UNAVAILABLE');
+    }
+    const start = await request(off.baseUrl, 'POST', `/api/live-sessions/${session.id}/recording/start`, teacher);
+    expect(start.status).toBe(503);
+    expect(start.body.error.code).toBe('SERVICE_UNAVAILABLE');
+    expect((await call('GET', `/api/live-sessions/${session.id}`, teacher, undefined, off.baseUrl)).recordingStatus).toBeNull();
   }, 60_000);
 });
