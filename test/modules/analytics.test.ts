@@ -198,6 +198,18 @@ describe('running reports', () => {
     expect(data.rows).toEqual([{ studentId: ids[0], status: 'ACTIVE', 'course.title': expect.stringContaining('Sweep course'), enrolledAt: t.clock.now().toISOString() }]);
     const second = expectOk(await run(teacher, { definition, perPage: 1, page: 2 }));
     expect(second.rows[0].studentId).toBe(ids[1]);
+    // Spec 4.1: the page size may be named `limit`, and the page may come in the query string.
+    const byLimit = await run(teacher, { definition, limit: 1, page: 2 });
+    expect(byLimit.body.meta).toEqual({ total: 2, page: 2, perPage: 1, totalPages: 2 });
+    expect(expectOk(byLimit).rows).toEqual(second.rows);
+    const byQuery = await t.request('POST', '/api/analytics/reports/run', { token: teacher, body: { definition }, query: { page: '2', limit: '1' } });
+    expect(byQuery.body.meta).toEqual({ total: 2, page: 2, perPage: 1, totalPages: 2 });
+    expect(expectOk(byQuery).rows).toEqual(second.rows);
+    const bodyWins = await t.request('POST', '/api/analytics/reports/run', { token: teacher, body: { definition, perPage: 2 }, query: { limit: '1' } });
+    expect(bodyWins.body.meta).toEqual({ total: 2, page: 1, perPage: 2, totalPages: 1 });
+    const tooMany = await run(teacher, { definition, limit: 101 });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.error.code).toBe('VALIDATION_ERROR');
   });
 
   it('groups with aggregates, time buckets in the institution zone, and sorts by an aggregate', async () => {

@@ -23,6 +23,7 @@ import {
   revenueQuery,
   revenueSchema,
   runBody,
+  runQuery,
   runResponse,
   scheduleSchema,
   updateAlertBody,
@@ -71,13 +72,16 @@ const routes: ModuleRoutes = async (app, deps) => {
           `${STAFF} Give \`definition\` or \`reportId\`. The definition is checked against the registry: an unknown entity, field, join, operator or aggregate, ` +
           'a field that may not be filtered, grouped or aggregated, or a value of the wrong type is 400 VALIDATION_ERROR naming each offending part ' +
           '(`details.fields[].field`, e.g. `body.definition.filters.0.op`). Only the caller’s institution is ever read. A report running past ' +
-          '`REPORT_STATEMENT_TIMEOUT_MS` is stopped: 503 with `details.reason` `statement_timeout`. Pages of at most 100 rows (default 50); `meta.total` counts all rows (at most 100,000).',
+          '`REPORT_STATEMENT_TIMEOUT_MS` is stopped: 503 with `details.reason` `statement_timeout`. Pages of at most 100 rows (default 50): `page` and `perPage` (or its alias `limit`) in the body, or else in the query string; `meta.total` counts all rows (at most 100,000).',
         body: runBody,
+        querystring: runQuery,
         response: { 200: runResponse },
       },
     },
     async (req) => {
-      const { data, meta } = await reports.runReport(ctxOf(req), req.body);
+      const { body, query } = req;
+      const size = body.perPage ?? body.limit ?? query.perPage ?? query.limit;
+      const { data, meta } = await reports.runReport(ctxOf(req), { ...body, page: body.page ?? query.page, perPage: size, limit: undefined });
       return { data, error: null, meta };
     },
   );

@@ -50,8 +50,16 @@ export const runBody = z.strictObject({
   ...source,
   page: z.number().int().min(1).max(100_000).optional().describe('1-indexed page (default 1)'),
   perPage: z.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('rows per page, at most 100 (default 50)'),
+  limit: z.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('alias of perPage (spec 4.1)'),
 });
 export type RunBody = z.infer<typeof runBody>;
+
+/** The page may also be asked in the query string, as on every paginated GET; the body's values win. */
+export const runQuery = z.object({
+  page: z.coerce.number().int().min(1).max(100_000).optional().describe('as `page` in the body'),
+  perPage: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('as `perPage` in the body'),
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('alias of perPage'),
+});
 
 export const exportBody = z.strictObject({
   ...source,
