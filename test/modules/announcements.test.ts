@@ -100,6 +100,24 @@ describe('targeting', () => {
     expectError(await t.request('GET', `/api/courses/${course.id}/announcements`, { token: await tok(stu(5)) }), 403, 'ENROLLMENT_REQUIRED');
   });
 
+  it('the notice carries the first 500 characters of a long body, cut between whole characters', async () => {
+    const course = await setup();
+    const a = expectOk(await post(course.id, { title: 'Long', body: '🎉'.repeat(501) }), 201);
+    const [n] = await t.db
+      .select()
+      .from(notifications)
+      .where(
+        and(
+          eq(notifications.recipientId, stu(1)),
+          eq(notifications.key, 'COURSE_ANNOUNCEMENT'),
+          eq(notifications.channel, 'IN_APP'),
+          sql`${notifications.metadata}->>'announcementId' = ${a.id}`,
+        ),
+      );
+    expect(n!.message).toBe(`${'🎉'.repeat(500)}…`);
+    expect((n!.metadata as { message: string }).message).toBe(`${'🎉'.repeat(500)}…`);
+  });
+
   it('a section target reaches the section’s roster in the CRM, intersected with ACTIVE enrollments; only they (and staff) see it', async () => {
     const course = await setup();
     const a = expectOk(await post(course.id, { title: 'Grade 6 A trip', body: 'Bring a coat.', sectionIds: ['sec_demo_g6_a'] }), 201);

@@ -566,12 +566,15 @@ describe('peer review: reviewer side', () => {
     expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/submit`, { token: as, body: { rubricScores: { [c1.id]: -1, [c2.id]: 1 } } }), 400, 'VALIDATION_ERROR');
     expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/flag`, { token: as, body: { reason: 'no' } }), 400, 'VALIDATION_ERROR');
     expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/flag`, { token: as, body: { reason: 'x'.repeat(501) } }), 400, 'VALIDATION_ERROR');
+    // Characters are code points (spec 8): 501 emoji are too many, 500 are not (below).
+    expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/flag`, { token: as, body: { reason: '🚩'.repeat(501) } }), 400, 'VALIDATION_ERROR');
     expect((await t.request('POST', `/api/peer-reviews/${r1.id}/submit`, { token: as, body: { rubricScores: { [c1.id]: 6, [c2.id]: 4 } } })).status).toBe(200);
     expectError(await t.request('PATCH', `/api/peer-reviews/${r1.id}`, { token: as, body: { feedback: 'change' } }), 409, 'CONFLICT');
     expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/submit`, { token: as, body: { rubricScores: { [c1.id]: 1, [c2.id]: 1 } } }), 409, 'CONFLICT');
     expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/flag`, { token: as, body: { reason: 'late flag' } }), 409, 'CONFLICT');
     const by2 = tok(r2.reviewerId);
-    await t.request('POST', `/api/peer-reviews/${r2.id}/flag`, { token: by2, body: { reason: 'Offensive content' } });
+    const flagged = await t.request('POST', `/api/peer-reviews/${r2.id}/flag`, { token: by2, body: { reason: '🚩'.repeat(500) } });
+    expect(flagged.status, JSON.stringify(flagged.body)).toBe(200);
     expectError(await t.request('PATCH', `/api/peer-reviews/${r2.id}`, { token: by2, body: { feedback: 'x' } }), 409, 'CONFLICT');
   });
 

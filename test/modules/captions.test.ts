@@ -237,7 +237,11 @@ describe('POST: fields (spec 4.2 rules 3 and 5, part 8)', () => {
     const ok = await upload(t, lessonId, { token: teacher, label: 'L'.repeat(80) });
     expect(ok.status).toBe(201);
     expect(ok.body.data.label).toBe('L'.repeat(80));
-    for (const label of ['L'.repeat(81), '', '   ', null]) {
+    // Characters are code points (spec 8): 80 emoji are 160 UTF-16 units and still 80 characters.
+    const emoji = await upload(t, lessonId, { token: teacher, label: '🎬'.repeat(80), language: 'fr' });
+    expect(emoji.status, JSON.stringify(emoji.body)).toBe(201);
+    expect(emoji.body.data.label).toBe('🎬'.repeat(80));
+    for (const label of ['L'.repeat(81), '🎬'.repeat(81), '', '   ', null]) {
       const res = await upload(t, lessonId, { token: teacher, label });
       expect(res.status, String(label)).toBe(400);
       expect(res.body.error.code).toBe('VALIDATION_ERROR');

@@ -12,6 +12,7 @@ import { displayNames } from '../institutions/display-names.js';
 import { requireInstitutionSlug } from '../institutions/institutions.service.js';
 import { notify } from '../notifications/notify.js';
 import { announcementRecipients, announcements, type Announcement } from './announcements.tables.js';
+import { firstChars } from '../../platform/text.js';
 import { ANNOUNCEMENT_MESSAGE_PREVIEW, type CreateAnnouncement, type UpdateAnnouncement } from './announcements.schemas.js';
 
 const AUDITED = ['courseId', 'title', 'body', 'isPinned', 'targetType', 'classIds', 'sectionIds', 'recipientCount'] as const;
@@ -80,7 +81,10 @@ async function activeStudents(tx: ServiceContext, courseId: string, among: strin
   return rows.map((r) => r.studentId);
 }
 
-const preview = (text: string) => (text.length > ANNOUNCEMENT_MESSAGE_PREVIEW ? `${text.slice(0, ANNOUNCEMENT_MESSAGE_PREVIEW)}…` : text);
+const preview = (text: string) => {
+  const cut = firstChars(text, ANNOUNCEMENT_MESSAGE_PREVIEW);
+  return cut.length < text.length ? `${cut}…` : text;
+};
 
 /**
  * POST /api/courses/{id}/announcements (canManageCourses). Without classIds and sectionIds it

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { charsBetween } from '../../platform/text.js';
 import { envelopeWithMeta } from '../../platform/http/envelope.js';
 import { MAX_PAGE_SIZE } from '../../platform/http/pagination.js';
 import { PEER_REVIEW_STATUSES, SUBMISSION_STATUSES } from './assignments.tables.js';
@@ -193,7 +194,11 @@ export const submitReviewSchema = z.object({
 });
 
 export const flagBody = z.strictObject({
-  reason: z.string().trim().min(FLAG_REASON_MIN).max(FLAG_REASON_MAX).describe(`${FLAG_REASON_MIN} to ${FLAG_REASON_MAX} characters`),
+  reason: z
+    .string()
+    .trim()
+    .refine(charsBetween(FLAG_REASON_MIN, FLAG_REASON_MAX), `must be ${FLAG_REASON_MIN} to ${FLAG_REASON_MAX} characters after trimming`)
+    .describe(`${FLAG_REASON_MIN} to ${FLAG_REASON_MAX} characters`),
 });
 export const flagSchema = z.object({ status: z.literal('FLAGGED') });
 

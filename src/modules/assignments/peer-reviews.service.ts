@@ -10,6 +10,7 @@ import { notify } from '../notifications/notify.js';
 import { peerReviews, submissions, assignments, type Assignment, type PeerReview, type PeerReviewStatus, type Submission } from './assignments.tables.js';
 import { criterionDto, loadAssignment, namesOf, recomputeAggregate, rubricDto, rubricOf, type RubricWithCriteria } from './assignments.service.js';
 import { PREVIEW_LENGTH } from './assignments.schemas.js';
+import { firstChars } from '../../platform/text.js';
 
 /*
  * The reviewer side of peer review is anonymous (spec 4.4): no response here carries the
@@ -18,7 +19,7 @@ import { PREVIEW_LENGTH } from './assignments.schemas.js';
  * submission row.
  */
 
-const preview = (text: string | null) => [...(text ?? '')].slice(0, PREVIEW_LENGTH).join('');
+const preview = (text: string | null) => firstChars(text ?? '', PREVIEW_LENGTH);
 
 /** A reviewer sees attachments under neutral names ("Attachment 1.pdf"): the author's file names may carry their name. */
 async function anonymousFiles(ctx: ServiceContext, s: Submission) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { charsBetween } from '../../platform/text.js';
 
 /**
  * Caption languages a track may declare (spec 2.2): ISO 639-1 codes, lower case. The list
@@ -95,7 +96,7 @@ export const captionLabelSchema = z
   .string()
   .trim()
   .min(1, 'label must not be empty')
-  .max(MAX_LABEL_LENGTH, `label must be at most ${MAX_LABEL_LENGTH} characters`)
+  .refine(charsBetween(1, MAX_LABEL_LENGTH), `label must be at most ${MAX_LABEL_LENGTH} characters`)
   .describe('1 to 80 characters (trimmed)');
 
 export const captionTrackSchema = z.object({

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LESSON_TYPES } from '../courses/courses.tables.js';
 import { paginationFields } from '../../platform/http/pagination.js';
+import { charsBetween } from '../../platform/text.js';
 
 /** Limits of spec part 8 (notes) and 4.3 (bookmarks). */
 export const NOTE_CONTENT_MAX = 10_000;
@@ -8,22 +9,10 @@ export const BOOKMARK_LABEL_MAX = 120;
 export const SEARCH_MAX = 200;
 export const TIMESTAMP_MAX_SECONDS = 86_400;
 
-/** Characters as the spec counts them: Unicode code points, not UTF-16 units. */
-const charCount = (s: string) => {
-  let n = 0;
-  for (const _ of s) n++;
-  return n;
-};
-
-const lengthBetween = (min: number, max: number) => (s: string) => {
-  const n = charCount(s);
-  return n >= min && n <= max;
-};
-
 const noteContent = z
   .string()
   .trim()
-  .refine(lengthBetween(1, NOTE_CONTENT_MAX), `must be 1 to ${NOTE_CONTENT_MAX} characters after trimming`)
+  .refine(charsBetween(1, NOTE_CONTENT_MAX), `must be 1 to ${NOTE_CONTENT_MAX} characters after trimming`)
   .describe(`trimmed; 1 to ${NOTE_CONTENT_MAX} characters`);
 
 const timestampSeconds = z.number().int().min(0).max(TIMESTAMP_MAX_SECONDS).describe(`integer seconds, 0 to ${TIMESTAMP_MAX_SECONDS}`);
@@ -32,7 +21,7 @@ const timestampSeconds = z.number().int().min(0).max(TIMESTAMP_MAX_SECONDS).desc
 const bookmarkLabel = z
   .string()
   .trim()
-  .refine(lengthBetween(0, BOOKMARK_LABEL_MAX), `must be at most ${BOOKMARK_LABEL_MAX} characters after trimming`)
+  .refine(charsBetween(0, BOOKMARK_LABEL_MAX), `must be at most ${BOOKMARK_LABEL_MAX} characters after trimming`)
   .transform((s) => (s === '' ? null : s))
   .nullable()
   .describe(`trimmed; 1 to ${BOOKMARK_LABEL_MAX} characters; empty string is stored as null`);
@@ -78,7 +67,7 @@ export const myListQuery = z.object({
   courseId: z.string().min(1).optional().describe('only rows of lessons of this course'),
   search: z
     .string()
-    .refine(lengthBetween(1, SEARCH_MAX), `must be 1 to ${SEARCH_MAX} characters`)
+    .refine(charsBetween(1, SEARCH_MAX), `must be 1 to ${SEARCH_MAX} characters`)
     .optional()
     .describe(`1 to ${SEARCH_MAX} characters; case-insensitive substring (no wildcards)`),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { charsBetween } from '../../platform/text.js';
 import { paginationFields } from '../../platform/http/pagination.js';
 import { ATTEMPT_STATUSES, QUESTION_TYPES } from './quizzes.tables.js';
 
@@ -20,14 +21,8 @@ export const QUIZ_LIMITS = {
   answerText: 1_000,
 } as const;
 
-/** Characters as people count them: code points, not UTF-16 units. */
-const charCount = (s: string) => [...s].length;
 const text = (min: number, max: number, what: string) =>
-  z
-    .string()
-    .trim()
-    .refine((s) => charCount(s) >= min && charCount(s) <= max, `must be ${min} to ${max} characters after trimming`)
-    .describe(`${what}; trimmed, ${min} to ${max} characters`);
+  z.string().trim().refine(charsBetween(min, max), `must be ${min} to ${max} characters after trimming`).describe(`${what}; trimmed, ${min} to ${max} characters`);
 
 /** zod 4 numbers are finite: Infinity and NaN (e.g. JSON 1e400) are refused. */
 const finite = z.number();
