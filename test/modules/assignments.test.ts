@@ -540,6 +540,11 @@ describe('peer review: reviewer side', () => {
     expect(await queue('FLAGGED')).toEqual({ ids: [`${r2.id}:FLAGGED`], total: 1, pending: 0 });
     expect(await queue('SUBMITTED,FLAGGED')).toEqual({ ids: [`${r1.id}:SUBMITTED`, `${r2.id}:FLAGGED`].sort(), total: 2, pending: 0 });
     expect(await queue('PENDING,FLAGGED')).toEqual({ ids: [`${r2.id}:FLAGGED`], total: 1, pending: 0 });
+    // Spec 3.2: submit sets submittedAt, a flag stores its reason and leaves submittedAt unset.
+    const both = await t.request('GET', '/api/me/peer-reviews', { token, query: { status: 'SUBMITTED,FLAGGED' } });
+    const byId = new Map(both.body.data.reviews.map((r: any) => [r.id, r]));
+    expect(byId.get(r1.id)).toMatchObject({ status: 'SUBMITTED', submittedAt: t.clock.now().toISOString() });
+    expect(byId.get(r2.id)).toMatchObject({ status: 'FLAGGED', submittedAt: null });
     expectError(await t.request('GET', '/api/me/peer-reviews', { token, query: { status: 'DONE' } }), 400, 'VALIDATION_ERROR');
   });
 

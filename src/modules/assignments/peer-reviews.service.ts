@@ -216,7 +216,7 @@ export async function flagReview(ctx: ServiceContext, reviewId: string, reason: 
     const { review, assignment, course, submission } = await loadForReviewer(tx, reviewId, true);
     assertPending(review);
     const now = tx.clock.now();
-    await writeOwnPending(tx, review.id, { status: 'FLAGGED', flagReason: reason, submittedAt: now, updatedAt: now });
+    await writeOwnPending(tx, review.id, { status: 'FLAGGED', flagReason: reason, updatedAt: now });
     if (course.ownerId) {
       await notify(tx, {
         institutionId: tx.institutionId,
