@@ -242,6 +242,11 @@ describe('compliance', () => {
     expect(done2.courseCompleted).toBe(true);
     const completed2 = t.clock.now().toISOString();
     expect(await mine()).toMatchObject({ cycle: 2, status: 'COMPLETED', completedAt: completed2 });
+    // Each completion is pushed to the CRM (spec 6.1): the first cycle's and this one, the second without a certificate.
+    await t.worker.drain();
+    const pushes = t.crmSim.completions.filter((c) => c.body.courseId === course.id).map((c) => c.body);
+    expect(pushes.map((p) => p.completedAt).sort()).toEqual(['2026-03-15T00:00:00.000Z', completed2]);
+    expect(pushes.every((p) => p.studentContactId === DEMO_STUDENT_ID)).toBe(true);
 
     // Cycle 3: ASSIGNED when it opens, OVERDUE past its due date, with the overdue notification (once).
     const open3 = new Date(Date.parse(completed2));

@@ -49,7 +49,7 @@ function seedSql(inst: string): string {
     insert into lesson_interactions (id, institution_id, lesson_id, student_id, kind, target_id, data, created_at) values (${id('int')}, '${inst}', ${id('les1')}, 'stu_1', 'click', 'b1', '{}', ${t});
     insert into certificates (id, institution_id, course_id, enrollment_id, student_id, course_title, certificate_number, verification_code, final_score, pdf_key, issued_at, expires_at)
       values (${id('cert')}, '${inst}', ${id('course')}, ${id('enr')}, 'stu_1', 'Algebra ${inst}', 'CERT-2026-${inst}', 'CODE${inst.toUpperCase()}', 88.5, '${inst}/certificates/x.pdf', ${t}, null);
-    insert into crm_completions (id, institution_id, enrollment_id, payload, status, attempts, created_at, updated_at) values (${id('crm')}, '${inst}', ${id('enr')}, '{"courseId":"${inst}_course"}', 'FAILED', 2, ${t}, ${t});
+    insert into crm_completions (id, institution_id, enrollment_id, payload, status, attempts, created_at, updated_at) values (${id('crm')}, '${inst}', ${id('enr')}, '{"courseId":"${inst}_course"${inst === 'inst_a' ? ',"completedAt":"2026-01-04T09:00:00.000Z"' : ''}}', 'FAILED', 2, ${t}, ${t});
     insert into caption_tracks (id, institution_id, lesson_id, block_id, language, label, storage_key, is_default, created_at, created_by) values (${id('cap')}, '${inst}', ${id('les1')}, null, 'en', 'English', '${inst}/captions/a.vtt', true, ${t}, 'u_owner');
     insert into files (id, institution_id, key, name, content_type, size, course_id, lesson_id, uploaded_by, created_at) values (${id('file')}, '${inst}', '${inst}/files/a.txt', 'a.txt', 'text/plain', 10, ${id('course')}, ${id('les2')}, 'u_owner', ${t});
     insert into jobs (id, institution_id, name, payload, status, attempts, max_attempts, run_at, created_at, updated_at) values (${id('job')}, '${inst}', 'certificates.renderPdf', '{"certificateId":"${inst}_cert"}', 'queued', 0, 5, ${t}, ${t}, ${t});
@@ -96,6 +96,12 @@ describe('migrations after 0000 keep existing rows', () => {
     for (const [table, columns] of before) expect(await rowsOf(table, columns), `${table} after 0001`).toEqual(snapshot.get(table));
     for (const tag of tags.slice(2)) await apply(db, tag);
     for (const [table, columns] of before) expect(await rowsOf(table, columns), `${table} after ${tags.at(-1)}`).toEqual(snapshot.get(table));
+    // 0022 gave each completion push its completion time: the payload's, else when it was written.
+    const pushes = await db.query<{ institution_id: string; completed_at: Date }>(`select institution_id, completed_at from crm_completions order by institution_id`);
+    expect(pushes.rows.map((r) => [r.institution_id, new Date(r.completed_at).toISOString()])).toEqual([
+      ['inst_a', '2026-01-04T09:00:00.000Z'],
+      ['inst_b', '2026-01-05T10:00:00.000Z'],
+    ]);
     // 0018 counted the notes and bookmarks it found into each student's counter row.
     const counts = await db.query(`select institution_id, id, notes, bookmarks from student_annotation_counts order by institution_id, id`);
     expect(counts.rows).toEqual([

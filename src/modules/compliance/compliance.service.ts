@@ -180,7 +180,8 @@ type AuditSource = 'compliance.training' | 'compliance.sweep';
  * be completed inside the cycle (`reopened_at` set: the cycle's quiz attempts count afresh against
  * `maxAttempts`), and an `enrollment.reopen` audit row is written for each. The
  * certificate of the earlier completion is kept (certificates are one per enrollment), so a
- * completion in a later cycle issues none and is not pushed to the CRM again (one per enrollment).
+ * completion in a later cycle issues none; it is pushed to the CRM as a completion of its own
+ * (one push per completion), with no certificate number.
  */
 async function reopenEnrollments(tx: ServiceContext, training: ComplianceTraining, people: Array<{ personId: string; cycle: number }>, source: AuditSource) {
   if (people.length === 0) return;

@@ -23,7 +23,7 @@ interface SenderDeps {
 
 /**
  * Record a completion to push to the CRM, in the caller's transaction: an outbox row (one per
- * enrollment) and a job for the worker. A rollback records nothing.
+ * completion of the enrollment) and a job for the worker. A rollback records nothing.
  */
 export async function pushCompletion(ctx: ServiceContext, enrollmentId: string, payload: CompletionPush): Promise<void> {
   const { institutionId } = ctx;
@@ -31,7 +31,7 @@ export async function pushCompletion(ctx: ServiceContext, enrollmentId: string, 
   const id = newId();
   const inserted = await ctx.db
     .insert(crmCompletions)
-    .values({ id, institutionId, enrollmentId, payload, createdAt: now, updatedAt: now })
+    .values({ id, institutionId, enrollmentId, completedAt: new Date(payload.completedAt), payload, createdAt: now, updatedAt: now })
     .onConflictDoNothing()
     .returning({ id: crmCompletions.id });
   if (inserted.length > 0) {

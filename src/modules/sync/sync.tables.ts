@@ -6,7 +6,8 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 
 /**
  * Outbox of completion pushes to the CRM: written in the completing transaction, sent by the
- * worker (or POST /api/sync/crm). One row per enrollment, so a completion is pushed once.
+ * worker (or POST /api/sync/crm). One row per completion of an enrollment (an enrollment a
+ * compliance cycle reopened is completed, and pushed, once more), so a completion is pushed once.
  */
 export const crmCompletions = pgTable(
   'crm_completions',
@@ -14,6 +15,8 @@ export const crmCompletions = pgTable(
     id: text('id').primaryKey(),
     institutionId: text('institution_id').notNull(),
     enrollmentId: text('enrollment_id').notNull(),
+    /** When the enrollment was completed (the payload's completedAt): one push per completion. */
+    completedAt: ts('completed_at').notNull(),
     payload: jsonb('payload').$type<CompletionPush>().notNull(),
     /** PENDING → SENT, or FAILED (retried) */
     status: text('status', { enum: ['PENDING', 'SENT', 'FAILED'] })
@@ -32,7 +35,7 @@ export const crmCompletions = pgTable(
     foreignKey({ name: 'crm_completions_enrollment_fk', columns: [t.institutionId, t.enrollmentId], foreignColumns: [enrollments.institutionId, enrollments.id] }).onDelete(
       'cascade',
     ),
-    uniqueIndex('crm_completions_enrollment_uq').on(t.institutionId, t.enrollmentId),
+    uniqueIndex('crm_completions_completion_uq').on(t.institutionId, t.enrollmentId, t.completedAt),
     index('crm_completions_inst_status_idx').on(t.institutionId, t.status),
   ],
 );
