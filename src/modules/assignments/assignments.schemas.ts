@@ -197,6 +197,8 @@ export const flagBody = z.strictObject({
   reason: z
     .string()
     .trim()
+    // min for the JSON Schema (a lower bound in UTF-16 units too); the refine counts code points.
+    .min(FLAG_REASON_MIN)
     .refine(charsBetween(FLAG_REASON_MIN, FLAG_REASON_MAX), `must be ${FLAG_REASON_MIN} to ${FLAG_REASON_MAX} characters after trimming`)
     .describe(`${FLAG_REASON_MIN} to ${FLAG_REASON_MAX} characters`),
 });
