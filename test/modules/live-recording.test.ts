@@ -126,12 +126,18 @@ describe('recording/start (spec 4.5 pre-conditions, 3.1 rows 1–3)', () => {
 
   it('null → PENDING → RECORDING: the recorder gets roomName, sessionId and the callback URL; recordingStartedAt stamped, stale stop fields cleared', async () => {
     const s = await liveSession();
-    await setRow(s.id, { recordingStatus: 'READY', recordingStoppedAt: new Date('2026-03-01T10:00:00Z'), recordingUrl: 'https://rec.example/old.mp4' });
+    await setRow(s.id, { recordingStatus: 'READY', recordingStoppedAt: new Date('2026-03-01T10:00:00Z'), recordingUrl: 'https://rec.example/old.mp4', recordingDuration: 1800 });
     t.clock.advance(1000);
     const res = expectOk(await startRec(s.id, admin));
     expect(res).toEqual({ recordingStatus: 'RECORDING', recordingStartedAt: t.clock.now().toISOString(), alreadyRecording: false });
     const after = await row(s.id);
-    expect(after).toMatchObject({ recordingStatus: 'RECORDING', recordingStartedAt: t.clock.now(), recordingStoppedAt: null });
+    expect(after).toMatchObject({ recordingStatus: 'RECORDING', recordingStartedAt: t.clock.now(), recordingStoppedAt: null, recordingUrl: null, recordingDuration: null });
+    expect(expectOk(await t.request('GET', `/api/live-sessions/${s.id}`, { token: admin }))).toMatchObject({
+      recordingStatus: 'RECORDING',
+      recordingStoppedAt: null,
+      recordingUrl: null,
+      recordingDuration: null,
+    });
     const [call] = recorderCalls('/recordings/start', s.id);
     expect(call!.body).toEqual({ roomName: `lms-demo-${s.id}`, sessionId: s.id, callbackUrl: 'http://lms.test/api/webhooks/meet-recording' });
     expect(call!.headers.authorization).toBe('Bearer test-recording-token');

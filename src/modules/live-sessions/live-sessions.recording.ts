@@ -116,10 +116,20 @@ export async function startRecording(ctx: ServiceContext, id: string) {
   const recording = await withTx(ctx, async (tx) => {
     const [row] = await tx.db
       .update(liveSessions)
-      .set({ recordingStatus: 'RECORDING', recordingStartedAt: now, recordingStoppedAt: null, updatedAt: now })
+      // The stale fields of an earlier recording go: its stop time, and the URL and duration its upload set.
+      .set({ recordingStatus: 'RECORDING', recordingStartedAt: now, recordingStoppedAt: null, recordingUrl: null, recordingDuration: null, updatedAt: now })
       .where(and(byId(tx, liveSessions, id), eq(liveSessions.recordingStatus, 'PENDING')))
       .returning();
-    if (row) await auditUpdate(tx, 'live_session', id, { ...session, recordingStatus: claim.prior }, row, ['recordingStatus', 'recordingStartedAt'], 'recording_start');
+    if (row)
+      await auditUpdate(
+        tx,
+        'live_session',
+        id,
+        { ...session, recordingStatus: claim.prior },
+        row,
+        ['recordingStatus', 'recordingStartedAt', 'recordingStoppedAt', 'recordingUrl', 'recordingDuration'],
+        'recording_start',
+      );
     return row;
   });
   if (recording) return startResult(recording, false);
