@@ -5,20 +5,20 @@
  * runs without SMTP_URL: announced in the banner, storing mail in DATA_DIR/mailbox, closed on
  * shutdown.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCrmSim, type CrmSim } from '../../src/dev/crm-sim/server.js';
 import { mintToken } from '../../src/platform/auth/tokens.js';
 import { createMailer } from '../../src/platform/mail/mailer.js';
-import { freePort } from '../helpers/ports.js';
+import { startLms, stopLms, type StartedLms } from '../helpers/lms-start.js';
 
 const SECRET = 'shutdown-test-secret-0123456789abcdef';
 let sim: CrmSim;
+let lms: StartedLms;
 let dataDir: string;
 let child: ChildProcess;
 let baseUrl: string;
@@ -26,51 +26,22 @@ let banner = '';
 
 beforeAll(async () => {
   sim = await startCrmSim({ port: 0 });
-  dataDir = await mkdtemp(join(tmpdir(), 'lms-shutdown-'));
-  const port = await freePort();
-  child = spawn(process.execPath, ['bin/lms.js', 'start'], {
-    env: {
-      ...process.env,
-      NODE_ENV: 'development',
-      DATABASE_URL: '', // always the embedded database here, also when CI sets PostgreSQL
-      REDIS_URL: '',
-      SMTP_URL: '', // the SMTP sink
-      DATA_DIR: dataDir,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      AUTH_SECRET: SECRET,
-      CRM_BASE_DOMAIN: sim.baseDomain,
-      CRM_PROTOCOL: sim.protocol,
-      CRM_API_KEY: sim.apiKey,
+  lms = await startLms(
+    sim,
+    SECRET,
+    {
       LOG_LEVEL: process.env.SHUTDOWN_TEST_LOG ?? 'silent',
       // Unready, still serving, this long after SIGTERM (a load balancer's drain time).
       SHUTDOWN_DELAY_MS: '4000',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stderr!.on('data', (d) => (output += d));
-  if (process.env.SHUTDOWN_TEST_LOG) {
-    child.stdout!.on('data', (d) => process.stderr.write(`[child] ${d}`));
-    child.stderr!.on('data', (d) => process.stderr.write(`[child:err] ${d}`));
-  }
-  baseUrl = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      output += d;
-      const m = /LMS service running at (http:\/\/\S+)/.exec(output);
-      if (m && /Demo tokens/.test(output)) {
-        banner = output;
-        resolve(m[1]);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`lms start exited early (${code}):\n${output}`)));
-  });
+    Boolean(process.env.SHUTDOWN_TEST_LOG),
+  );
+  ({ dataDir, child, baseUrl, banner } = lms);
 }, 300_000);
 
 afterAll(async () => {
-  if (child && child.exitCode === null) child.kill('SIGKILL');
+  await stopLms(lms);
   await sim?.close();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
 async function refused(port: number): Promise<boolean> {

@@ -8,72 +8,30 @@
  * `npm start`) no simulator fills a secret in: the webhook answers 503 to everything and
  * recording/start 503.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCrmSim, type CrmSim } from '../../src/dev/crm-sim/server.js';
 import { mintToken } from '../../src/platform/auth/tokens.js';
-import { freePort } from '../helpers/ports.js';
+import { startLms, stopLms, type StartedLms } from '../helpers/lms-start.js';
 
 const SECRET = 'start-recording-test-secret-0123456789';
 let sim: CrmSim;
-const dataDirs: string[] = [];
-const children: ChildProcess[] = [];
-
-/** Runs `lms start` with the recording variables of `recordingEnv`; resolves once it prints its banner. */
-async function startLms(recordingEnv: Record<string, string>): Promise<{ child: ChildProcess; baseUrl: string; banner: string }> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'lms-start-recording-'));
-  dataDirs.push(dataDir);
-  const port = await freePort();
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    NODE_ENV: 'development',
-    DATABASE_URL: '',
-    REDIS_URL: '',
-    SMTP_URL: '',
-    DATA_DIR: dataDir,
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    AUTH_SECRET: SECRET,
-    CRM_BASE_DOMAIN: sim.baseDomain,
-    CRM_PROTOCOL: sim.protocol,
-    CRM_API_KEY: sim.apiKey,
-    LOG_LEVEL: 'silent',
-  };
-  for (const name of ['RECORDING_API_URL', 'RECORDING_API_TOKEN', 'RECORDING_WEBHOOK_SECRET']) delete env[name];
-  const child = spawn(process.execPath, ['bin/lms.js', 'start'], { env: { ...env, ...recordingEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let output = '';
-  child.stderr!.on('data', (d) => (output += d));
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      output += d;
-      const m = /LMS service running at (http:\/\/\S+)/.exec(output);
-      if (m && /Demo tokens/.test(output)) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`lms start exited early (${code}):\n${output}`)));
-  });
-  return { child, baseUrl, banner: output };
-}
-
-let child: ChildProcess;
+let main: StartedLms;
+let off: StartedLms | undefined;
 let baseUrl: string;
-let banner = '';
 
 beforeAll(async () => {
   sim = await startCrmSim({ port: 0 });
   // The recorder's address and token set empty (they count as unset), the webhook secret not set at all.
-  ({ child, baseUrl, banner } = await startLms({ RECORDING_API_URL: '', RECORDING_API_TOKEN: '' }));
+  main = await startLms(sim, SECRET, { RECORDING_API_URL: '', RECORDING_API_TOKEN: '', RECORDING_WEBHOOK_SECRET: undefined });
+  baseUrl = main.baseUrl;
 }, 300_000);
 
 afterAll(async () => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  await stopLms(main);
+  await stopLms(off);
   await sim?.close();
-  for (const dir of dataDirs) await rm(dir, { recursive: true, force: true });
 });
 
 async function request(base: string, method: string, path: string, token: string | undefined, body?: unknown, headers: Record<string, string> = {}) {
@@ -116,8 +74,8 @@ describe('recording under lms start', () => {
   let recorderPort = 0;
 
   it('runs the recorder simulator although its address and token are set empty, and says so', () => {
-    const m = /Recorder simulator: http:\/\/127\.0\.0\.1:(\d+)/.exec(banner);
-    expect(m, banner).not.toBeNull();
+    const m = /Recorder simulator: http:\/\/127\.0\.0\.1:(\d+)/.exec(main.banner);
+    expect(m, main.banner).not.toBeNull();
     recorderPort = Number(m![1]);
   });
 
@@ -138,8 +96,8 @@ describe('recording under lms start', () => {
   }, 60_000);
 
   it('closes the simulator on SIGTERM', async () => {
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
+    const exited = once(main.child, 'exit');
+    main.child.kill('SIGTERM');
     const [code] = await exited;
     expect(code).toBe(0);
     const refused = await new Promise<boolean>((done) => {
@@ -152,27 +110,26 @@ describe('recording under lms start', () => {
 });
 
 describe('lms start with RECORDING_WEBHOOK_SECRET set empty', () => {
-  let off: { child: ChildProcess; baseUrl: string; banner: string };
   beforeAll(async () => {
-    off = await startLms({ RECORDING_WEBHOOK_SECRET: '' });
+    off = await startLms(sim, SECRET, { RECORDING_WEBHOOK_SECRET: '' });
   }, 300_000);
 
   it('runs no recorder simulator and says recording is off', () => {
-    expect(off.banner).not.toMatch(/Recorder simulator:/);
-    expect(off.banner).toMatch(/Recording: off \(RECORDING_WEBHOOK_SECRET is set empty/);
+    expect(off!.banner).not.toMatch(/Recorder simulator:/);
+    expect(off!.banner).toMatch(/Recording: off \(RECORDING_WEBHOOK_SECRET is set empty/);
   });
 
   it('the webhook answers 503 to everything, signed or not, and recording/start answers 503 leaving the session unrecorded', async () => {
-    const { teacher, session } = await liveSession(off.baseUrl);
+    const { teacher, session } = await liveSession(off!.baseUrl);
     const event = { event: 'recording_uploaded', roomName: session.roomName, sessionId: session.id, recordingUrl: 'https://rec.example/x.mp4', duration: 60 };
     for (const headers of [{}, { 'x-recorder-signature': 'sha256=' + '0'.repeat(64) }] as Array<Record<string, string>>) {
-      const res = await request(off.baseUrl, 'POST', '/api/webhooks/meet-recording', undefined, event, headers);
+      const res = await request(off!.baseUrl, 'POST', '/api/webhooks/meet-recording', undefined, event, headers);
       expect(res.status).toBe(503);
       expect(res.body.error.code).toBe('SERVICE_UNAVAILABLE');
     }
-    const start = await request(off.baseUrl, 'POST', `/api/live-sessions/${session.id}/recording/start`, teacher);
+    const start = await request(off!.baseUrl, 'POST', `/api/live-sessions/${session.id}/recording/start`, teacher);
     expect(start.status).toBe(503);
     expect(start.body.error.code).toBe('SERVICE_UNAVAILABLE');
-    expect((await call('GET', `/api/live-sessions/${session.id}`, teacher, undefined, off.baseUrl)).recordingStatus).toBeNull();
+    expect((await call('GET', `/api/live-sessions/${session.id}`, teacher, undefined, off!.baseUrl)).recordingStatus).toBeNull();
   }, 60_000);
 });
