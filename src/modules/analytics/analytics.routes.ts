@@ -80,8 +80,8 @@ const routes: ModuleRoutes = async (app, deps) => {
     },
     async (req) => {
       const { body, query } = req;
-      const size = body.perPage ?? body.limit ?? query.perPage ?? query.limit;
-      const { data, meta } = await reports.runReport(ctxOf(req), { ...body, page: body.page ?? query.page, perPage: size, limit: undefined });
+      const page = { page: body.page ?? query.page, perPage: body.perPage ?? body.limit ?? query.perPage ?? query.limit };
+      const { data, meta } = await reports.runReport(ctxOf(req), { ...body, ...page });
       return { data, error: null, meta };
     },
   );

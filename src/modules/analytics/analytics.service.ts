@@ -67,7 +67,7 @@ async function sourceOf(ctx: ServiceContext, body: { reportId?: string; definiti
 /** POST /api/analytics/reports/run: one page of the report's rows (default 50, at most 100) and the total. */
 export async function runReport(ctx: ServiceContext, body: RunBody) {
   const { compiled } = await sourceOf(ctx, body);
-  const page = toPage({ page: body.page ?? 1, perPage: body.perPage, limit: body.limit }, 50);
+  const page = toPage({ page: body.page ?? 1, perPage: body.perPage }, 50);
   const { rows, total } = await runPage(ctx.db, compiled, { offset: pageOffset(page), limit: page.perPage }, ctx.config.REPORT_STATEMENT_TIMEOUT_MS);
   return { data: { columns: compiled.columns, rows }, meta: pageMeta(page, total) };
 }
