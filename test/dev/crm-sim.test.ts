@@ -291,6 +291,9 @@ describe('completion push', () => {
     expect((await call('/api/lms/completion', { method: 'POST', body: '{not json' })).status).toBe(400);
     expect((await call('/api/lms/completion')).status).toBe(404);
     expect(sim.completions).toHaveLength(0);
+    // A course in which nothing was scored completes with finalScore null (issue 19).
+    expect((await call('/api/lms/completion', { method: 'POST', body: { ...body, finalScore: null } })).status).toBe(200);
+    expect(sim.completions.map((c) => c.body.finalScore)).toEqual([null]);
   });
 });
 

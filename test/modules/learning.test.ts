@@ -225,8 +225,8 @@ describe('course completion', () => {
       courseId: course.id,
       courseTitle: 'Completion course',
       completedAt,
-      // The CRM's field is a number (spec 4.10): nothing scored pushes 100, the enrollment keeps null.
-      finalScore: 100,
+      // Nothing was scored: null, not a made-up 100 (issue 19).
+      finalScore: null,
       certificateNumber: certs[0].certificateNumber,
     });
     const queued = await t.db.select().from(jobs).where(eq(jobs.status, 'queued'));

@@ -87,7 +87,7 @@ const completionSchema = z.object({
   courseId: z.string().min(1),
   courseTitle: z.string(),
   completedAt: z.string().datetime({ offset: true }),
-  finalScore: z.number(),
+  finalScore: z.number().nullable(),
   certificateNumber: z.string(),
 });
 const isoDate = /^\d{4}-\d{2}-\d{2}$/;

@@ -10,9 +10,6 @@ import { pushCompletion } from '../sync/sync.service.js';
 import { notify } from '../notifications/notify.js';
 import { byId, inTenant } from '../../platform/db/tenancy.js';
 
-/** The completion push's finalScore for a course in which nothing was scored (the enrollment's own stays null). */
-export const UNSCORED_COMPLETION_SCORE = 100;
-
 export interface CompletionResult {
   enrollment: Enrollment;
   completedNow: boolean;
@@ -84,8 +81,8 @@ export async function recomputeEnrollment(ctx: ServiceContext, course: Course, e
     courseId: course.id,
     courseTitle: course.title,
     completedAt: now.toISOString(),
-    // The CRM's field is a number (spec 4.10): a course with nothing scored was completed whole.
-    finalScore: finalScore ?? UNSCORED_COMPLETION_SCORE,
+    // Null when nothing in the course was scored (issue 19: no made-up 100 reaches the CRM's records).
+    finalScore,
     certificateNumber: certificate?.certificateNumber ?? '',
   });
   await notify(ctx, {

@@ -116,8 +116,8 @@ export interface CompletionPush {
   courseId: string;
   courseTitle: string;
   completedAt: string;
-  /** The average of the course's scores; 100 when nothing in the course was scored. */
-  finalScore: number;
+  /** Null when nothing in the course was scored. */
+  finalScore: number | null;
   certificateNumber: string;
 }
 
