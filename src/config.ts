@@ -70,6 +70,12 @@ const envSchema = z.object({
     .regex(/^[a-z0-9][a-z0-9-]{0,31}$/i, 'must be 1 to 32 letters, digits or hyphens, starting with a letter or digit')
     .default('lms'),
   RECORDING_TIMEOUT_MS: positiveInt.default(10_000),
+  /**
+   * A recording's LIVE_CLASS_RECORDING_READY goes out in the webhook's own transaction to a course
+   * of at most this many ACTIVE or COMPLETED enrollments; a larger fan-out is sent by the worker,
+   * so the webhook still answers within 100 ms (issue 12, bench/RESULTS.md).
+   */
+  RECORDING_READY_INLINE_MAX: z.coerce.number().int().min(0).max(100_000).default(200),
   RECORDING_CONNECT_TIMEOUT_MS: positiveInt.default(3_000),
   SMTP_URL: z
     .string()

@@ -28,7 +28,8 @@ const stu = (n: number) => `c_demo_stu_${String(n).padStart(2, '0')}`;
 
 beforeAll(async () => {
   // A short recorder timeout so the `slow` fault times out quickly.
-  t = await createTestApp({ env: { RECORDING_TIMEOUT_MS: '800', DB_POOL_SIZE: '20' } });
+  // A course of up to 3 learners hears of its recording in the webhook's transaction; more go through the worker.
+  t = await createTestApp({ env: { RECORDING_TIMEOUT_MS: '800', DB_POOL_SIZE: '20', RECORDING_READY_INLINE_MAX: '3' } });
   teacher = await t.token({ role: 'TEACHER', id: DEMO_TEACHER_ID });
   admin = await t.token({ role: 'ADMIN', id: DEMO_ADMIN_ID });
 });
@@ -403,7 +404,6 @@ describe('webhook (spec 4.5 rules, 5.4 signature)', () => {
     const ready = await webhook({ event: 'recording_uploaded', sessionId: uploaded.id, roomName: uploaded.roomName, recordingUrl: 'https://rec.example/n.mp4', duration: null });
     expect(ready.status, ready.raw).toBe(200);
     expect(await row(uploaded.id)).toMatchObject({ recordingStatus: 'READY', recordingUrl: 'https://rec.example/n.mp4', recordingDuration: null });
-    expect(await readyJobs(uploaded.id)).toHaveLength(1);
   });
 
   it('recording_failed: PROCESSING → FAILED with recordingStoppedAt now; a replay changes nothing', async () => {
@@ -419,17 +419,14 @@ describe('webhook (spec 4.5 rules, 5.4 signature)', () => {
     expect((await row(s.id)).recordingStoppedAt).toEqual(failedAt);
   });
 
-  it('recording_uploaded: PROCESSING → READY with url and duration; LIVE_CLASS_RECORDING_READY to ACTIVE and COMPLETED enrollments, sent by the worker', async () => {
+  it('recording_uploaded: PROCESSING → READY with url and duration; LIVE_CLASS_RECORDING_READY to ACTIVE and COMPLETED enrollments, in the same transaction', async () => {
     const s = await processingSession([{ n: 1 }, { n: 2, status: 'COMPLETED' }, { n: 3, status: 'DROPPED' }, { n: 4 }]);
     const body = { event: 'recording_uploaded', sessionId: s.id, roomName: s.roomName, recordingUrl: 'https://rec.example/class-1.mp4', duration: 3605 };
     const res = await webhook(body);
     expect(res.body).toEqual({ data: { ok: true, status: 'READY', ignored: false, reason: null }, error: null });
     expect(await row(s.id)).toMatchObject({ recordingStatus: 'READY', recordingUrl: 'https://rec.example/class-1.mp4', recordingDuration: 3605 });
-    // The answer did not wait: a job is queued, no notification exists yet.
-    expect(await readyJobs(s.id)).toHaveLength(1);
-    expect(await readyRows(s.id)).toHaveLength(0);
-
-    await t.worker.drain();
+    // Three learners (at most RECORDING_READY_INLINE_MAX): the rows exist when the answer comes, no worker needed; delivery is queued.
+    expect(await readyJobs(s.id)).toHaveLength(0);
     const rows = await readyRows(s.id);
     expect(new Set(rows.map((r) => r.recipientId))).toEqual(new Set([stu(1), stu(2), stu(4)]));
     expect(rows).toHaveLength(3 * 3); // one row per channel
@@ -452,7 +449,7 @@ describe('webhook (spec 4.5 rules, 5.4 signature)', () => {
     const replay = await webhook({ ...body, recordingUrl: 'https://rec.example/other.mp4', duration: 1 });
     expect(replay.body.data).toEqual({ ok: true, status: 'READY', ignored: true, reason: 'not_applicable' });
     expect(await row(s.id)).toMatchObject({ recordingUrl: 'https://rec.example/class-1.mp4', recordingDuration: 3605 });
-    expect(await readyJobs(s.id)).toHaveLength(1);
+    expect(await readyJobs(s.id)).toHaveLength(0);
     await t.worker.drain();
     expect(await readyRows(s.id)).toHaveLength(9);
     // A failed event after READY is ignored too.
@@ -460,19 +457,21 @@ describe('webhook (spec 4.5 rules, 5.4 signature)', () => {
     expect((await row(s.id)).recordingStatus).toBe('READY');
   });
 
-  it('the notification job sends once per recording, however often it runs', async () => {
-    const s = await processingSession([{ n: 6 }, { n: 7 }]);
+  it('a larger course hears through the worker: the answer does not wait for the fan-out, and the job sends once per recording however often it runs', async () => {
+    const s = await processingSession([{ n: 6 }, { n: 7 }, { n: 8 }, { n: 9 }]);
     await webhook({ event: 'recording_uploaded', sessionId: s.id, roomName: s.roomName, recordingUrl: 'https://rec.example/2.mp4', duration: 10 });
+    // Four learners, more than RECORDING_READY_INLINE_MAX (3): a job, and no notification yet.
+    expect(await readyRows(s.id)).toHaveLength(0);
     const [job] = await t.db
       .select()
       .from(jobs)
       .where(sql`${jobs.name} = 'liveSessions.recordingReady' and ${jobs.payload}->>'sessionId' = ${s.id}`);
     const payload = job!.payload as Parameters<typeof sendRecordingReady>[1];
     const scope = { db: t.db, clock: t.clock, config: t.config };
-    expect((await sendRecordingReady(scope, payload)).rows).toBe(6);
+    expect((await sendRecordingReady(scope, payload)).rows).toBe(12);
     expect((await sendRecordingReady(scope, payload)).rows).toBe(0);
     await t.worker.drain();
-    expect(await readyRows(s.id)).toHaveLength(6);
+    expect(await readyRows(s.id)).toHaveLength(12);
   });
 
   it('events for a recording that is not PROCESSING, and unknown events, are 200 ignored and change nothing', async () => {
@@ -491,7 +490,7 @@ describe('webhook (spec 4.5 rules, 5.4 signature)', () => {
     const results = await Promise.all(Array.from({ length: 5 }, () => webhook(body)));
     expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     expect(results.filter((r) => !r.body.data.ignored)).toHaveLength(1);
-    expect(await readyJobs(s.id)).toHaveLength(1);
+    expect(await readyRows(s.id)).toHaveLength(3); // one learner, three channels: sent once
   });
 });
 

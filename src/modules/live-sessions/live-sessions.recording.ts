@@ -11,7 +11,7 @@
  * Every transition is one conditional UPDATE (or a row lock), so concurrent calls and replayed
  * webhooks apply at most once. No transaction is held open across a call to the recorder.
  */
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, count, eq, inArray } from 'drizzle-orm';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import { withTx, type Logger, type ServiceContext } from '../../platform/context.js';
@@ -220,6 +220,7 @@ export interface WebhookScope {
   db: DbOrTx;
   clock: Clock;
   log: Logger;
+  config: Pick<Config, 'publicBaseUrl' | 'RECORDING_READY_INLINE_MAX'>;
 }
 
 export interface WebhookResult {
@@ -237,9 +238,10 @@ const ignored = (status: RecordingStatus | null, reason: NonNullable<WebhookResu
  * and its row's institution scopes the rest. Rules (spec 4.5): an unknown session → 200
  * `ignored`; a roomName that is not the session's → 400, nothing changed; `recording_failed` →
  * FAILED with `recordingStoppedAt` now; `recording_uploaded` → READY with the URL and duration,
- * and, in the same transaction, a `liveSessions.recordingReady` job that sends
- * LIVE_CLASS_RECORDING_READY to the course (the answer waits for neither the sending nor the
- * delivery). Both apply only to a PROCESSING recording: a replayed or late event changes
+ * and, in the same transaction, LIVE_CLASS_RECORDING_READY to the course: one bulk notify() for
+ * a course of at most RECORDING_READY_INLINE_MAX learners, else a `liveSessions.recordingReady`
+ * job that makes it (a fan-out of 5,000 takes longer than the answer may; the answer never
+ * waits for delivery). Both apply only to a PROCESSING recording: a replayed or late event changes
  * nothing and enqueues nothing (200 `ignored`, `not_applicable`).
  */
 export async function handleRecordingWebhook(scope: WebhookScope, input: WebhookInput): Promise<WebhookResult> {
@@ -261,20 +263,20 @@ export async function handleRecordingWebhook(scope: WebhookScope, input: Webhook
   const recordingUrl = input.recordingUrl;
   if (!recordingUrl) throw validationError('recording_uploaded needs recordingUrl', [{ field: 'body.recordingUrl', message: 'is required for recording_uploaded' }]);
 
-  const ready = await withTx(scope, async ({ db }) => {
-    const [row] = await db
+  const ready = await withTx(scope, async (tx) => {
+    const [row] = await tx.db
       .update(liveSessions)
       .set({ recordingStatus: 'READY', recordingUrl, recordingDuration: input.duration == null ? null : Math.round(input.duration), updatedAt: now })
       .where(processing)
       .returning();
     if (!row) return null;
-    await enqueue(
-      db,
-      scope.clock,
-      'liveSessions.recordingReady',
-      { institutionId: row.institutionId, sessionId: row.id, recordingUrl: row.recordingUrl!, recordingStartedAt: iso(row.recordingStartedAt) },
-      { institutionId: row.institutionId },
-    );
+    const payload = { institutionId: row.institutionId, sessionId: row.id, recordingUrl: row.recordingUrl!, recordingStartedAt: iso(row.recordingStartedAt) };
+    const [{ learners }] = await tx.db
+      .select({ learners: count() })
+      .from(enrollments)
+      .where(and(inTenant(tenant, enrollments), eq(enrollments.courseId, row.courseId), inArray(enrollments.status, [...ROSTER_STATUSES])));
+    if (learners <= scope.config.RECORDING_READY_INLINE_MAX) await sendRecordingReady(tx, payload);
+    else await enqueue(tx.db, tx.clock, 'liveSessions.recordingReady', payload, { institutionId: row.institutionId });
     return row;
   });
   if (!ready) return ignored(session.recordingStatus, 'not_applicable');

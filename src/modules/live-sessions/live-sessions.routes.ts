@@ -317,7 +317,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         response: { 200: envelope(webhookResultSchema), 401: errorEnvelope, 503: errorEnvelope },
       },
     },
-    async (req) => ok(await handleRecordingWebhook({ db: deps.database.db, clock: deps.clock, log: req.log }, req.body)),
+    async (req) => ok(await handleRecordingWebhook({ db: deps.database.db, clock: deps.clock, log: req.log, config: deps.config }, req.body)),
   );
 };
 
