@@ -226,11 +226,13 @@ describe('grading', () => {
     expect(isCorrect(tf, { questionId: 't' })).toBe(false);
   });
 
-  it('short answer: trimmed, whitespace collapsed, case-insensitive', () => {
-    expect(normaliseShortAnswer('  New \t York\n\nCITY ')).toBe('new york city');
+  it('short answer: case- and space-insensitive (issue 11)', () => {
+    expect(normaliseShortAnswer('  New \t York\n\nCITY ')).toBe('newyorkcity');
     expect(isCorrect(short, { questionId: 'h', text: '  new   york city ' })).toBe(true);
     expect(isCorrect(short, { questionId: 'h', text: 'nyc' })).toBe(true);
-    expect(isCorrect(short, { questionId: 'h', text: 'New Yorkcity' })).toBe(false);
+    expect(isCorrect(short, { questionId: 'h', text: 'New Yorkcity' })).toBe(true);
+    expect(isCorrect(short, { questionId: 'h', text: 'NEWYORKCITY' })).toBe(true);
+    expect(isCorrect(short, { questionId: 'h', text: 'New York' })).toBe(false);
     expect(isCorrect(short, { questionId: 'h', text: '   ' })).toBe(false);
   });
 

@@ -188,8 +188,11 @@ export function checkAnswers(questions: StoredQuestion[], answers: StoredAnswer[
   return out;
 }
 
-/** Short answers compare trimmed, with every run of whitespace as one space, case-insensitively (after Unicode NFC). */
-export const normaliseShortAnswer = (s: string) => s.normalize('NFC').trim().replace(/\s+/gu, ' ').toLowerCase();
+/**
+ * Short answers compare case- and space-insensitively (issue 11), after Unicode NFC: without any
+ * whitespace, lower-cased, so "New York", " new  york " and "NewYork" are one answer.
+ */
+export const normaliseShortAnswer = (s: string) => s.normalize('NFC').replace(/\s+/gu, '').toLowerCase();
 
 /** Whether one answer is right. No partial credit: choice questions need exactly the set of correct options. */
 export function isCorrect(q: StoredQuestion, a: StoredAnswer | undefined): boolean {
