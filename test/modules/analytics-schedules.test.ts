@@ -80,6 +80,15 @@ describe('schedules', () => {
       await t.request('PATCH', `/api/analytics/reports/schedules/${created.id}`, { token: teacher, body: { cadence: 'MONTHLY', dayOfWeek: null, dayOfMonth: 31 } }),
     );
     expect(changed).toMatchObject({ cadence: 'MONTHLY', dayOfWeek: null, dayOfMonth: 31, nextRunAt: '2026-03-31T15:30:00.000Z' });
+    // Cadence, weekday and format are also taken in lower case (issue 16 writes daily/weekly/monthly), and answered upper case.
+    const lower = expectOk(
+      await t.request('PATCH', `/api/analytics/reports/schedules/${created.id}`, {
+        token: teacher,
+        body: { cadence: 'weekly', dayOfWeek: 'friday', dayOfMonth: null, format: 'csv' },
+      }),
+    );
+    expect(lower).toMatchObject({ cadence: 'WEEKLY', dayOfWeek: 'FRIDAY', dayOfMonth: null, format: 'CSV', nextRunAt: '2026-03-06T16:30:00.000Z' });
+    expect(failingFields(await t.request('PATCH', `/api/analytics/reports/schedules/${created.id}`, { token: teacher, body: { cadence: 'Weekly' } }))).toEqual(['body.cadence']);
     expect(expectOk(await t.request('GET', `/api/analytics/reports/${report.id}/schedules`, { token: teacher })).map((s: { id: string }) => s.id)).toEqual([created.id]);
     expectOk(await t.request('DELETE', `/api/analytics/reports/schedules/${created.id}`, { token: teacher }));
     expect(expectOk(await t.request('GET', `/api/analytics/reports/${report.id}/schedules`, { token: teacher }))).toEqual([]);
@@ -89,7 +98,7 @@ describe('schedules', () => {
       .from(auditLog)
       .where(eq(auditLog.targetId, created.id))
       .orderBy(sql`${auditLog.id}`);
-    expect(audited.map((r) => r.action)).toEqual(['report_schedule.create', 'report_schedule.update', 'report_schedule.delete']);
+    expect(audited.map((r) => r.action)).toEqual(['report_schedule.create', 'report_schedule.update', 'report_schedule.update', 'report_schedule.delete']);
   });
 
   it('only the report owner or ADMIN manage schedules; others who cannot see the report get 404', async () => {

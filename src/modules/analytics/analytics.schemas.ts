@@ -8,6 +8,18 @@ import { ALERT_COMPARISONS, ALERT_STATES, EXPORT_FORMATS, REPORT_RUN_STATUSES, R
 
 export const idParams = z.object({ id: z.string().min(1).max(200) });
 
+/**
+ * An enum of upper-case values that also takes them in lower case (issue 16 writes cadences as
+ * daily/weekly/monthly); the value is kept and answered in upper case.
+ */
+function anyCaseEnum<const T extends readonly [string, ...string[]]>(values: T) {
+  const accepted = [...values, ...values.map((v) => v.toLowerCase())] as unknown as [string, ...string[]];
+  return z.enum(accepted).transform((v) => v.toUpperCase() as T[number]);
+}
+const exportFormat = anyCaseEnum(EXPORT_FORMATS);
+const cadence = anyCaseEnum(SCHEDULE_CADENCES);
+const weekday = anyCaseEnum(WEEKDAY_NAMES);
+
 // ── registry ───────────────────────────────────────────────────────────────────
 
 const fieldSchema = z.object({
@@ -63,7 +75,7 @@ export const runQuery = z.object({
 
 export const exportBody = z.strictObject({
   ...source,
-  format: z.enum(EXPORT_FORMATS),
+  format: exportFormat,
   title: z.string().trim().min(1).max(200).optional().describe('the heading and file name (default: the saved report name, or the entity)'),
 });
 export type ExportBody = z.infer<typeof exportBody>;
@@ -128,24 +140,24 @@ const timeOfDay = z
   .describe('local time, HH:MM');
 
 export const createScheduleBody = z.strictObject({
-  cadence: z.enum(SCHEDULE_CADENCES),
+  cadence,
   time: timeOfDay,
-  dayOfWeek: z.enum(WEEKDAY_NAMES).optional().describe('WEEKLY only (required there)'),
+  dayOfWeek: weekday.optional().describe('WEEKLY only (required there)'),
   dayOfMonth: z.number().int().min(1).max(31).optional().describe('MONTHLY only (required there); a shorter month runs on its last day'),
   timezone: z.string().min(1).max(100).optional().describe("an IANA zone; default: the institution's"),
-  format: z.enum(EXPORT_FORMATS),
+  format: exportFormat,
   recipients: recipients.optional(),
   isActive: z.boolean().optional(),
 });
 export type CreateSchedule = z.infer<typeof createScheduleBody>;
 
 export const updateScheduleBody = z.strictObject({
-  cadence: z.enum(SCHEDULE_CADENCES).optional(),
+  cadence: cadence.optional(),
   time: timeOfDay.optional(),
-  dayOfWeek: z.enum(WEEKDAY_NAMES).nullable().optional(),
+  dayOfWeek: weekday.nullable().optional(),
   dayOfMonth: z.number().int().min(1).max(31).nullable().optional(),
   timezone: z.string().min(1).max(100).optional(),
-  format: z.enum(EXPORT_FORMATS).optional(),
+  format: exportFormat.optional(),
   recipients: recipients.optional(),
   isActive: z.boolean().optional(),
 });
