@@ -3,7 +3,7 @@
  * it, children read fresh from the CRM, the overview's blocks and limits, a child of another
  * parent (403), a child with no data, CRM failure (500) and a bounded number of queries.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCourse, createLesson, enroll } from '../helpers/factories.js';
 import { expectError, expectOk } from '../helpers/expect.js';
@@ -38,6 +38,32 @@ describe('who may use the portal', () => {
     expectError(await t.request('GET', '/api/parent/children', { token: noContactId }), 400, 'VALIDATION_ERROR');
     expectError(await t.request('GET', `/api/parent/children/${DEMO_STUDENT_ID}/overview`, { token: noContactId }), 400, 'VALIDATION_ERROR');
     expectError(await t.request('GET', '/api/parent/children'), 401, 'AUTH_REQUIRED');
+  });
+
+  it('a child without a portal Contact row yet is listed with contactId null; its overview, asked by its studentId, is the child block and empty collections (rule 6)', async () => {
+    const real = await t.deps.crm.getParentChildren('demo', DEMO_PARENT_ID);
+    const pupil = { ...real[0]!, studentId: 'stu_no_contact_yet', contactId: null, name: 'New Pupil' };
+    const spy = vi.spyOn(t.deps.crm, 'getParentChildren').mockResolvedValue([...real, pupil]);
+    try {
+      const list = expectOk(await t.request('GET', '/api/parent/children', { token: parent }));
+      expect(list.children.map((c: { contactId: string | null }) => c.contactId)).toEqual([...real.map((c) => c.contactId), null]);
+      const overview = expectOk(await t.request('GET', '/api/parent/children/stu_no_contact_yet/overview', { token: parent }));
+      expect(overview).toEqual({
+        child: expect.objectContaining({ contactId: null, studentId: 'stu_no_contact_yet', name: 'New Pupil' }),
+        courses: [],
+        recentGrades: [],
+        upcomingAssignments: [],
+        liveClasses: { attendedThisMonth: 0, missedThisMonth: 0, upcoming: [] },
+        gamification: { currentStreak: 0, longestStreak: 0, totalPoints: 0, totalBadges: 0 },
+        certificates: [],
+      });
+      // A child with a Contact row is still named by its Contact id only.
+      if (real[0]!.studentId !== real[0]!.contactId) {
+        expectError(await t.request('GET', `/api/parent/children/${real[0]!.studentId}/overview`, { token: parent }), 403, 'FORBIDDEN');
+      }
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('a staff Contact (isContact, CONTACT_STAFF) gets 403, whatever role the token claims', async () => {

@@ -273,7 +273,8 @@ export interface Certificate {
 
 export interface Child {
   studentId: string;
-  contactId: string;
+  /** Null while the child has no portal Contact row yet: the overview is then asked by studentId. */
+  contactId: string | null;
   name: string | null;
   class: string | null;
   section: string | null;

@@ -725,7 +725,8 @@ const rules = {
    */
   'parent.child': async (ctx: ServiceContext, childContactId: string) => {
     const children = await parentChildren(ctx);
-    const child = children.find((c) => c.contactId === childContactId);
+    // A child without a portal Contact row yet (spec 4.6 rule 6) can only be named by its student id.
+    const child = children.find((c) => (c.contactId ?? c.studentId) === childContactId);
     if (!child) throw forbidden('This child is not linked to your account');
     return child;
   },

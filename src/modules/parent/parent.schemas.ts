@@ -8,7 +8,7 @@ export const childParams = z.object({ childId: z.string().min(1).max(200) });
  */
 export const childSchema = z.object({
   studentId: z.string(),
-  contactId: z.string(),
+  contactId: z.string().nullable().describe('null while the child has no portal Contact row yet; its overview is then asked by studentId'),
   name: z.string().nullable(),
   email: z.string().nullable(),
   studentCode: z.string().nullable(),

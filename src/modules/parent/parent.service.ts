@@ -38,6 +38,16 @@ export async function listChildren(ctx: ServiceContext) {
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
+/** The collections and counts of a child with nothing recorded (spec 4.6 rule 6). */
+const emptyOverview = () => ({
+  courses: [],
+  recentGrades: [],
+  upcomingAssignments: [],
+  liveClasses: { attendedThisMonth: 0, missedThisMonth: 0, upcoming: [] },
+  gamification: { currentStreak: 0, longestStreak: 0, totalPoints: 0, totalBadges: 0 },
+  certificates: [],
+});
+
 /**
  * GET /api/parent/children/{childId}/overview (spec 4.6). The children are re-read from the CRM
  * and a child not among them is 403; every query is filtered by the session's institution and
@@ -45,8 +55,22 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
  */
 export async function childOverview(ctx: ServiceContext, childId: string) {
   const child = await requireAccess(ctx, 'parent.child', childId);
+  const childBlock = {
+    contactId: child.contactId,
+    studentId: child.studentId,
+    name: child.name,
+    email: child.email,
+    studentCode: child.studentCode,
+    class: child.class,
+    section: child.section,
+    photoUrl: child.photoUrl,
+    relation: child.relation,
+  };
+  // Rule 6: a child with no portal Contact row yet has nothing here (every record is keyed by the Contact id).
+  if (child.contactId === null) return { child: childBlock, ...emptyOverview() };
+  const contactId = child.contactId;
   const now = ctx.clock.now();
-  const mine = and(inTenant(ctx, enrollments), eq(enrollments.studentId, child.contactId));
+  const mine = and(inTenant(ctx, enrollments), eq(enrollments.studentId, contactId));
 
   const [courseRows, grades, upcoming, certs, live, game] = await Promise.all([
     ctx.db
@@ -67,7 +91,7 @@ export async function childOverview(ctx: ServiceContext, childId: string) {
       .from(submissions)
       .innerJoin(assignments, sameTenantRef(submissions.assignmentId, submissions.institutionId, assignments))
       .innerJoin(courses, sameTenantRef(assignments.courseId, assignments.institutionId, courses))
-      .where(and(inTenant(ctx, submissions), eq(submissions.studentId, child.contactId), eq(submissions.status, 'GRADED')))
+      .where(and(inTenant(ctx, submissions), eq(submissions.studentId, contactId), eq(submissions.status, 'GRADED')))
       .orderBy(desc(submissions.gradedAt), desc(submissions.id))
       .limit(RECENT_GRADES),
     ctx.db
@@ -79,38 +103,25 @@ export async function childOverview(ctx: ServiceContext, childId: string) {
         and(
           eq(enrollments.institutionId, assignments.institutionId),
           eq(enrollments.courseId, assignments.courseId),
-          eq(enrollments.studentId, child.contactId),
+          eq(enrollments.studentId, contactId),
           eq(enrollments.status, 'ACTIVE'),
         ),
       )
-      .leftJoin(
-        submissions,
-        and(eq(submissions.institutionId, assignments.institutionId), eq(submissions.assignmentId, assignments.id), eq(submissions.studentId, child.contactId)),
-      )
+      .leftJoin(submissions, and(eq(submissions.institutionId, assignments.institutionId), eq(submissions.assignmentId, assignments.id), eq(submissions.studentId, contactId)))
       .where(and(inTenant(ctx, assignments), gte(assignments.dueDate, now), isNull(submissions.id)))
       .orderBy(asc(assignments.dueDate), asc(assignments.id))
       .limit(UPCOMING),
     ctx.db
       .select()
       .from(certificates)
-      .where(and(inTenant(ctx, certificates), eq(certificates.studentId, child.contactId)))
+      .where(and(inTenant(ctx, certificates), eq(certificates.studentId, contactId)))
       .orderBy(desc(certificates.issuedAt)),
-    liveClassesOf(ctx, child.contactId, UPCOMING),
-    totalsOf(ctx, child.contactId),
+    liveClassesOf(ctx, contactId, UPCOMING),
+    totalsOf(ctx, contactId),
   ]);
 
   return {
-    child: {
-      contactId: child.contactId,
-      studentId: child.studentId,
-      name: child.name,
-      email: child.email,
-      studentCode: child.studentCode,
-      class: child.class,
-      section: child.section,
-      photoUrl: child.photoUrl,
-      relation: child.relation,
-    },
+    child: childBlock,
     courses: courseRows.map(({ enrollment: e, course: c, totalLessons, lessonMinutes }) => ({
       enrollmentId: e.id,
       courseId: c.id,

@@ -17,6 +17,9 @@ describe('CRM records (spec 2.11): absent optional fields read as null', () => {
       isPrimary: false,
     });
     expect(childSchema.parse({ studentId: 's1', contactId: 'c1', name: 'Ada', isPrimary: true, photoUrl: null })).toMatchObject({ name: 'Ada', isPrimary: true, photoUrl: null });
+    // A child without a portal Contact row yet (spec 4.6 rule 6).
+    expect(childSchema.parse({ studentId: 's1' }).contactId).toBeNull();
+    expect(childSchema.parse({ studentId: 's1', contactId: null }).contactId).toBeNull();
   });
 
   it('the same for contacts, students, parent links, classes and fee status', () => {
@@ -35,6 +38,7 @@ describe('CRM records (spec 2.11): absent optional fields read as null', () => {
 
   it('still refuses a record without its ids or with a field of the wrong type', () => {
     expect(childSchema.safeParse({ contactId: 'c1' }).success).toBe(false);
+    expect(childSchema.safeParse({ studentId: 's1', contactId: 7 }).success).toBe(false);
     expect(childSchema.safeParse({ studentId: 's1', contactId: 'c1', name: 42 }).success).toBe(false);
     expect(contactSchema.safeParse({ firstName: 'Ada' }).success).toBe(false);
     expect(feeStatusSchema.safeParse({ status: 'LATE', outstanding: 0 }).success).toBe(false);

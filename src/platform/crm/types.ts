@@ -84,7 +84,8 @@ export type CrmFeeStatus = z.infer<typeof feeStatusSchema>;
 
 export const childSchema = z.object({
   studentId: z.string(),
-  contactId: z.string(),
+  /** Null while the child has no portal Contact row yet (spec 4.6 rule 6). */
+  contactId: opt(z.string()),
   name: opt(z.string()),
   email: opt(z.string()),
   studentCode: opt(z.string()),

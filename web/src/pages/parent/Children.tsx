@@ -7,7 +7,9 @@ import { formatDate, formatDateTime } from '../../format';
 import type { Child, ChildOverview } from '../../types';
 
 const days = (n: number) => `${n} ${n === 1 ? 'day' : 'days'}`;
-const childName = (c: Pick<Child, 'name' | 'contactId'>) => c.name ?? c.contactId;
+/** How the API names a child: its Contact id, or its student id while it has no Contact row yet. */
+const childKey = (c: Pick<Child, 'contactId' | 'studentId'>) => c.contactId ?? c.studentId;
+const childName = (c: Pick<Child, 'name' | 'contactId' | 'studentId'>) => c.name ?? childKey(c);
 
 export function Children() {
   useTitle('My children');
@@ -22,9 +24,9 @@ export function Children() {
           ) : (
             <ul className="cards">
               {list.map((c) => (
-                <li key={c.contactId} className="card">
+                <li key={childKey(c)} className="card">
                   <h2>
-                    <Link to={`/children/${encodeURIComponent(c.contactId)}`}>{childName(c)}</Link>
+                    <Link to={`/children/${encodeURIComponent(childKey(c))}`}>{childName(c)}</Link>
                   </h2>
                   <p className="small muted">{[c.class, c.section, c.relation ? `you: ${c.relation.toLowerCase()}` : null].filter(Boolean).join(' · ')}</p>
                 </li>
