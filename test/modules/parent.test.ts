@@ -24,6 +24,15 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 const DAY = 86_400_000;
+/** The overview's collections and counts for a child with nothing recorded (rule 6). */
+const NOTHING_RECORDED = {
+  courses: [],
+  recentGrades: [],
+  upcomingAssignments: [],
+  liveClasses: { attendedThisMonth: 0, missedThisMonth: 0, upcoming: [] },
+  gamification: { currentStreak: 0, longestStreak: 0, totalPoints: 0, totalBadges: 0 },
+  certificates: [],
+};
 
 describe('who may use the portal', () => {
   it('staff and student contacts get 403; a parent session without contactId 400; no session 401', async () => {
@@ -50,12 +59,7 @@ describe('who may use the portal', () => {
       const overview = expectOk(await t.request('GET', '/api/parent/children/stu_no_contact_yet/overview', { token: parent }));
       expect(overview).toEqual({
         child: expect.objectContaining({ contactId: null, studentId: 'stu_no_contact_yet', name: 'New Pupil' }),
-        courses: [],
-        recentGrades: [],
-        upcomingAssignments: [],
-        liveClasses: { attendedThisMonth: 0, missedThisMonth: 0, upcoming: [] },
-        gamification: { currentStreak: 0, longestStreak: 0, totalPoints: 0, totalBadges: 0 },
-        certificates: [],
+        ...NOTHING_RECORDED,
       });
       // A child with a Contact row is still named by its Contact id only.
       if (real[0]!.studentId !== real[0]!.contactId) {
@@ -119,12 +123,7 @@ describe('GET /api/parent/children/{childId}/overview', () => {
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({
       child: expect.objectContaining({ contactId: DEMO_SIBLING_ID, studentId: expect.any(String) }),
-      courses: [],
-      recentGrades: [],
-      upcomingAssignments: [],
-      liveClasses: { attendedThisMonth: 0, missedThisMonth: 0, upcoming: [] },
-      gamification: { currentStreak: 0, longestStreak: 0, totalPoints: 0, totalBadges: 0 },
-      certificates: [],
+      ...NOTHING_RECORDED,
     });
   });
 
