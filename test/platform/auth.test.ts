@@ -26,10 +26,12 @@ beforeAll(async () => {
     extraRoutes: (app) => {
       const typed = app.withTypeProvider<ZodTypeProvider>();
       typed.get('/api/test/whoami', async (req) => ({ data: req.session, error: null }));
-      typed.post('/api/test/tenant/:institutionId?', { schema: { body: z.object({ institutionId: z.string().optional() }).optional() } }, async () => ({
-        data: { ok: true },
-        error: null,
-      }));
+      // Strict schemas, as most write routes have: a matching institutionId must not be an unknown key.
+      typed.post(
+        '/api/test/tenant/:institutionId?',
+        { schema: { body: z.strictObject({ note: z.string().optional() }).optional(), querystring: z.strictObject({}) } },
+        async (req) => ({ data: { ok: true, body: req.body ?? null, query: req.query }, error: null }),
+      );
       typed.get('/api/test/cron', { config: { auth: 'cron' } }, async () => ({ data: { ran: true }, error: null }));
     },
   });
@@ -128,8 +130,9 @@ describe('tenancy', () => {
     expect(b.body.error.code).toBe('TENANT_MISMATCH');
     const p = await t.request('POST', '/api/test/tenant/inst_north', { headers: h, body: {} });
     expect(p.body.error.code).toBe('TENANT_MISMATCH');
-    const same = await t.request('POST', '/api/test/tenant/inst_demo?institutionId=inst_demo', { headers: h, body: { institutionId: 'inst_demo' } });
+    const same = await t.request('POST', '/api/test/tenant/inst_demo?institutionId=inst_demo', { headers: h, body: { institutionId: 'inst_demo', note: 'x' } });
     expect(same.status).toBe(200);
+    expect(same.body.data).toEqual({ ok: true, body: { note: 'x' }, query: {} });
   });
 });
 

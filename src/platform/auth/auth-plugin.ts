@@ -59,12 +59,10 @@ function crossSiteWrite(req: FastifyRequest, allowed: Set<string>): boolean {
 const INSTITUTION_ID_KEY = 'institutionId';
 
 /**
- * Every `institutionId` value anywhere in `value`: at any depth of objects and arrays (a
- * repeated query parameter arrives as an array: every value counts). Iterative, so a deeply
- * nested body cannot overflow the stack.
+ * Calls `visit` on every plain object in `value`, at any depth of objects and arrays.
+ * Iterative, so a deeply nested body cannot overflow the stack.
  */
-export function institutionIdsIn(value: unknown): string[] {
-  const found: string[] = [];
+function eachRecord(value: unknown, visit: (record: Record<string, unknown>) => void) {
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     const node = stack.pop();
@@ -73,18 +71,32 @@ export function institutionIdsIn(value: unknown): string[] {
       for (const item of node) stack.push(item);
       continue;
     }
-    for (const [key, v] of Object.entries(node as Record<string, unknown>)) {
-      if (key === INSTITUTION_ID_KEY) {
-        for (const item of Array.isArray(v) ? v : [v]) {
-          if (typeof item === 'string' || typeof item === 'number') found.push(String(item));
-          else stack.push(item);
-        }
-      } else {
-        stack.push(v);
-      }
-    }
+    const record = node as Record<string, unknown>;
+    visit(record);
+    for (const v of Object.values(record)) stack.push(v);
   }
+}
+
+/**
+ * Every `institutionId` value anywhere in `value` (a repeated query parameter arrives as an
+ * array: every value counts).
+ */
+export function institutionIdsIn(value: unknown): string[] {
+  const found: string[] = [];
+  eachRecord(value, (record) => {
+    const v = record[INSTITUTION_ID_KEY];
+    for (const item of Array.isArray(v) ? v : [v]) {
+      if (typeof item === 'string' || typeof item === 'number') found.push(String(item));
+    }
+  });
   return found;
+}
+
+/** Deletes every `institutionId` key in `value`, wherever `institutionIdsIn` would find one. */
+function dropInstitutionIds(value: unknown) {
+  eachRecord(value, (record) => {
+    if (INSTITUTION_ID_KEY in record) delete record[INSTITUTION_ID_KEY];
+  });
 }
 
 /**
@@ -210,12 +222,16 @@ export function registerAuth(app: FastifyInstance, deps: Deps) {
   // Before validation, so schemas that strip unknown keys cannot hide a supplied institutionId:
   // an institutionId in query, body or path must be the session's.
   // Multipart fields are read by the route (they stream): it calls assertSessionTenant on them.
+  // A matching institutionId is then taken out of query and body: it says nothing the session
+  // does not, and a strict schema would otherwise refuse it as an unknown key.
   const tenantHook = (req: FastifyRequest, _reply: unknown, done: (err?: Error) => void) => {
     try {
       assertSessionTenant(req, [req.query, req.body, req.params]);
     } catch (err) {
       return done(err as Error);
     }
+    dropInstitutionIds(req.query);
+    dropInstitutionIds(req.body);
     done();
   };
 
