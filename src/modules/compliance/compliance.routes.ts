@@ -34,7 +34,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           'Students of the classes and sections (and every class when roles include STUDENT) are read from the CRM roster, get a record and an enrollment in the course; ' +
           'students who join a targeted class or section later are assigned by the hourly sweep. TEACHER and ADMIN targets get their record when they first read their records. ' +
           '`recurrenceMonths`: a completion is valid that long; when it expires the next cycle opens, due as long after as the first cycle lasted (dueDate minus creation), ' +
-          'and the course is opened again for the learner. Audited (`compliance_training.create`, `enrollment.create`).',
+          'and the course is opened again for the learner. A dueDate already past is accepted: its records are OVERDUE from the start (and its later cycles due as they open). Audited (`compliance_training.create`, `enrollment.create`).',
         body: createTrainingBody,
         response: { 201: envelope(trainingSchema) },
       },

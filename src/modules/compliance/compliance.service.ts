@@ -251,8 +251,9 @@ export async function createTraining(ctx: ServiceContext, input: TrainingInput) 
     .from(courses)
     .where(byId(ctx, courses, input.courseId));
   if (!course) throw notFound('Course');
+  // A due date already past is accepted: an obligation recorded late (a deadline that was the
+  // start of term) is OVERDUE for everyone it targets from the start.
   const due = new Date(input.dueDate);
-  if (due.getTime() <= ctx.clock.now().getTime()) throw validationError('dueDate must be in the future', [{ field: 'body.dueDate', message: 'must be in the future' }]);
   const people = targetsStudents(input) ? await targetedStudents(ctx, await requireInstitutionSlug(ctx, ctx.institutionId), input, { strict: true }) : new Map();
   return withTx(ctx, async (tx) => {
     const now = tx.clock.now();
@@ -549,7 +550,8 @@ async function assignNewcomers(deps: SweepDeps, attempt: Attempt): Promise<numbe
 
 /**
  * Recurrence: once a cycle's completion expires (`completed_at + recurrenceMonths`), the next
- * cycle opens then, due a full window later (the training's due date minus its creation), and
+ * cycle opens then, due a full window later (the training's due date minus its creation; none
+ * for a training created past its due date, whose next cycles are due as they open), and
  * the learner's COMPLETED enrollment is reopened so the course can be completed again. A waiver
  * covers one cycle: a waived cycle that was never completed counts from the waiver, so the
  * obligation comes back `recurrenceMonths` after it (a one-off training's waiver is final).
@@ -575,7 +577,7 @@ async function openNextCycles(deps: SweepDeps, attempt: Attempt): Promise<number
           sql`insert into ${complianceRecords} (institution_id, id, training_id, person_id, class_id, section_id, cycle, assigned_at, due_at, created_at, updated_at)
               select r.institution_id, r.id || '-c' || (r.cycle + 1), r.training_id, r.person_id, r.class_id, r.section_id, r.cycle + 1,
                 coalesce(r.completed_at, r.waived_at) + make_interval(months => t.recurrence_months),
-                coalesce(r.completed_at, r.waived_at) + make_interval(months => t.recurrence_months) + (t.due_date - t.created_at),
+                coalesce(r.completed_at, r.waived_at) + make_interval(months => t.recurrence_months) + greatest(t.due_date - t.created_at, interval '0'),
                 ${now}::timestamptz, ${now}::timestamptz
               from ${complianceRecords} r join ${complianceTrainings} t on t.institution_id = r.institution_id and t.id = r.training_id
               where r.institution_id = ${tx.institutionId} and r.training_id = ${training.id} and t.recurrence_months is not null
