@@ -221,6 +221,22 @@ describe('alerts', () => {
     );
   });
 
+  it('needs only a metric, a comparison and a threshold (issue 16): the name defaults, the comparison may be a symbol or upper case', async () => {
+    const bare = expectOk(
+      await t.request('POST', `/api/analytics/reports/${reportId}/alerts`, { token: teacher, body: { metric: 'rowCount', comparison: '>=', threshold: 5 } }),
+      201,
+    );
+    expect(bare).toMatchObject({ name: 'rowCount gte 5', metric: 'rowCount', comparison: 'gte', threshold: 5, state: 'OK' });
+    const patched = expectOk(await t.request('PATCH', `/api/analytics/reports/alerts/${bare.id}`, { token: teacher, body: { comparison: 'LT' } }));
+    expect(patched).toMatchObject({ comparison: 'lt', name: 'rowCount gte 5' });
+    expectError(
+      await t.request('POST', `/api/analytics/reports/${reportId}/alerts`, { token: teacher, body: { metric: 'rowCount', comparison: '=>', threshold: 5 } }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectOk(await t.request('DELETE', `/api/analytics/reports/alerts/${bare.id}`, { token: teacher }));
+  });
+
   it('fires once when the metric crosses the threshold, not again until it has cleared, then fires again', async () => {
     const alert = expectOk(
       await t.request('POST', `/api/analytics/reports/${reportId}/alerts`, {

@@ -84,7 +84,7 @@ export async function createAlert(ctx: ServiceContext, reportId: string, body: C
         id: newId(),
         reportId: report.id,
         createdBy: tx.actor.personId,
-        name: body.name,
+        name: body.name ?? `${body.metric} ${body.comparison} ${body.threshold}`,
         metric: body.metric,
         comparison: body.comparison,
         threshold: body.threshold,

@@ -4,7 +4,7 @@ import { MAX_PAGE_SIZE, paginationFields } from '../../platform/http/pagination.
 import { AGGREGATES, GRANULARITIES, OPERATORS, reportDefinitionSchema } from './analytics.definition.js';
 import { FIELD_TYPES } from './analytics.registry.js';
 import { WEEKDAY_NAMES } from './analytics.cadence.js';
-import { ALERT_COMPARISONS, ALERT_STATES, EXPORT_FORMATS, REPORT_RUN_STATUSES, REPORT_VISIBILITIES, SCHEDULE_CADENCES } from './analytics.tables.js';
+import { ALERT_COMPARISONS, type AlertComparison, ALERT_STATES, EXPORT_FORMATS, REPORT_RUN_STATUSES, REPORT_VISIBILITIES, SCHEDULE_CADENCES } from './analytics.tables.js';
 
 export const idParams = z.object({ id: z.string().min(1).max(200) });
 
@@ -188,10 +188,16 @@ export const scheduleSchema = z.object({
 
 const metric = z.string().min(1).max(40).describe('`rowCount` (rows the report yields), or the `as` name of one of its aggregates (computed over all its rows, without grouping)');
 
+/** The comparison of an alert: gt, gte, lt, lte, eq, neq, in either case, or as the symbol (>, >=, <, <=, =, !=). */
+const COMPARISON_SYMBOLS = { '>': 'gt', '>=': 'gte', '<': 'lt', '<=': 'lte', '=': 'eq', '==': 'eq', '!=': 'neq', '<>': 'neq' } as const satisfies Record<string, AlertComparison>;
+const comparison = z
+  .enum([...ALERT_COMPARISONS, ...ALERT_COMPARISONS.map((c) => c.toUpperCase()), ...Object.keys(COMPARISON_SYMBOLS)] as unknown as [string, ...string[]])
+  .transform((v) => (COMPARISON_SYMBOLS[v as keyof typeof COMPARISON_SYMBOLS] ?? v.toLowerCase()) as AlertComparison);
+
 export const createAlertBody = z.strictObject({
-  name: z.string().trim().min(1).max(200),
+  name: z.string().trim().min(1).max(200).optional().describe('Defaults to "<metric> <comparison> <threshold>"'),
   metric,
-  comparison: z.enum(ALERT_COMPARISONS),
+  comparison,
   threshold: z.number().finite(),
   recipients: recipients.optional(),
   isActive: z.boolean().optional(),
@@ -201,7 +207,7 @@ export type CreateAlert = z.infer<typeof createAlertBody>;
 export const updateAlertBody = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
   metric: metric.optional(),
-  comparison: z.enum(ALERT_COMPARISONS).optional(),
+  comparison: comparison.optional(),
   threshold: z.number().finite().optional(),
   recipients: recipients.optional(),
   isActive: z.boolean().optional(),
