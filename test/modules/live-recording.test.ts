@@ -419,6 +419,17 @@ describe('webhook (spec 4.5 rules, 5.4 signature)', () => {
     expect((await row(s.id)).recordingStoppedAt).toEqual(failedAt);
   });
 
+  it('recording_failed while still RECORDING (the recorder failed mid-class): FAILED too, so the session is not left recording', async () => {
+    const s = await liveSession(t);
+    expectOk(await startRec(s.id));
+    expect((await row(s.id)).recordingStatus).toBe('RECORDING');
+    const res = await webhook({ event: 'recording_failed', sessionId: s.id, roomName: s.roomName });
+    expect(res.body.data).toEqual({ ok: true, status: 'FAILED', ignored: false, reason: null });
+    expect(await row(s.id)).toMatchObject({ recordingStatus: 'FAILED', recordingStoppedAt: t.clock.now() });
+    // A new recording may start after it.
+    expect(expectOk(await startRec(s.id))).toMatchObject({ recordingStatus: 'RECORDING' });
+  });
+
   it('recording_uploaded: PROCESSING → READY with url and duration; LIVE_CLASS_RECORDING_READY to ACTIVE and COMPLETED enrollments, in the same transaction', async () => {
     const s = await processingSession([{ n: 1 }, { n: 2, status: 'COMPLETED' }, { n: 3, status: 'DROPPED' }, { n: 4 }]);
     const body = { event: 'recording_uploaded', sessionId: s.id, roomName: s.roomName, recordingUrl: 'https://rec.example/class-1.mp4', duration: 3605 };

@@ -241,8 +241,9 @@ const ignored = (status: RecordingStatus | null, reason: NonNullable<WebhookResu
  * and, in the same transaction, LIVE_CLASS_RECORDING_READY to the course: one bulk notify() for
  * a course of at most RECORDING_READY_INLINE_MAX learners, else a `liveSessions.recordingReady`
  * job that makes it (a fan-out of 5,000 takes longer than the answer may; the answer never
- * waits for delivery). Both apply only to a PROCESSING recording: a replayed or late event changes
- * nothing and enqueues nothing (200 `ignored`, `not_applicable`).
+ * waits for delivery). An upload applies only to a PROCESSING recording, a failure to a
+ * RECORDING or PROCESSING one: a replayed or late event changes nothing and enqueues nothing (200
+ * `ignored`, `not_applicable`).
  */
 export async function handleRecordingWebhook(scope: WebhookScope, input: WebhookInput): Promise<WebhookResult> {
   const [session] = await scope.db.select().from(liveSessions).where(eq(liveSessions.id, input.sessionId)).limit(1);
@@ -253,7 +254,10 @@ export async function handleRecordingWebhook(scope: WebhookScope, input: Webhook
   const processing = and(byId(tenant, liveSessions, session.id), eq(liveSessions.recordingStatus, 'PROCESSING'));
 
   if (input.event === 'recording_failed') {
-    const [failed] = await scope.db.update(liveSessions).set({ recordingStatus: 'FAILED', recordingStoppedAt: now, updatedAt: now }).where(processing).returning();
+    // Also while RECORDING: a recorder that fails mid-class would otherwise leave the session
+    // recording forever. Not while PENDING: the start call is still deciding that state.
+    const failing = and(byId(tenant, liveSessions, session.id), inArray(liveSessions.recordingStatus, ['RECORDING', 'PROCESSING']));
+    const [failed] = await scope.db.update(liveSessions).set({ recordingStatus: 'FAILED', recordingStoppedAt: now, updatedAt: now }).where(failing).returning();
     if (!failed) return ignored(session.recordingStatus, 'not_applicable');
     scope.log.warn({ sessionId: session.id }, 'the recorder reported a failed recording');
     return { ok: true, status: 'FAILED', ignored: false, reason: null };

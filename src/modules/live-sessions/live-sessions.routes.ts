@@ -311,7 +311,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         description:
           'Signed with HMAC-SHA256 of the raw body and RECORDING_WEBHOOK_SECRET, as hex (bare or `sha256=`-prefixed) in `X-Recorder-Signature` or `X-Meet-Signature`. ' +
           'RECORDING_WEBHOOK_SECRET or RECORDING_API_TOKEN not configured → 503; bad signature → 401; roomName not the session’s → 400 (nothing changed); unknown session → 200 `ignored`. ' +
-          '`recording_failed` → FAILED; `recording_uploaded` → READY with `recordingUrl` and `recordingDuration`, then LIVE_CLASS_RECORDING_READY to every ACTIVE or COMPLETED ' +
+          '`recording_failed` → FAILED (from RECORDING or PROCESSING); `recording_uploaded` → READY with `recordingUrl` and `recordingDuration`, then LIVE_CLASS_RECORDING_READY to every ACTIVE or COMPLETED ' +
           'enrollment, sent by the worker (the answer does not wait). Only a PROCESSING recording changes: a replay is 200 `ignored` and sends nothing.',
         body: webhookBody,
         response: { 200: envelope(webhookResultSchema), 401: errorEnvelope, 503: errorEnvelope },
