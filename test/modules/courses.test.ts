@@ -129,8 +129,20 @@ describe('GET /api/courses and /api/courses/:id', () => {
     expect(ids(await t.request('GET', '/api/courses', { token: teacher, query: { categoryId: category.id } }))).toEqual([draft.id]);
     const byOwner = ids(await t.request('GET', '/api/courses', { token: teacher, query: { ownerId: 'u_demo_teacher2', search: 'Listing' } }));
     expect(byOwner).toEqual([draft.id]);
+    // Issue 4 names the filters category and owner: both spellings work.
+    expect(ids(await t.request('GET', '/api/courses', { token: teacher, query: { category: category.id } }))).toEqual([draft.id]);
+    expect(ids(await t.request('GET', '/api/courses', { token: teacher, query: { owner: 'u_demo_teacher2', search: 'Listing' } }))).toEqual([draft.id]);
     // LIKE wildcards in the search text are literal: "100%" matches only the draft title.
     expect(ids(await t.request('GET', '/api/courses', { token: teacher, query: { search: '100%' } }))).toEqual([draft.id]);
+  });
+
+  it('filters the catalogue by category, also spelled category', async () => {
+    const cat = expectOk(await t.request('POST', '/api/categories', { token: teacher, body: { name: 'Catalogue filter' } }), 201);
+    const course = await newCourse(teacher, { title: 'Catalogue filtered', categoryId: cat.id });
+    expectOk(await t.request('POST', `/api/courses/${course.id}/publish`, { token: teacher, body: { status: 'PUBLISHED' } }));
+    for (const query of [{ categoryId: cat.id }, { category: cat.id }] as Record<string, string>[]) {
+      expect(ids(await t.request('GET', '/api/catalogue', { token: student, query }))).toEqual([course.id]);
+    }
   });
 
   it('shows students only published courses', async () => {

@@ -54,7 +54,9 @@ export const listCoursesQuery = z.object({
   ...paginationFields,
   status: z.enum(COURSE_STATUSES).optional(),
   categoryId: z.string().optional(),
+  category: z.string().optional().describe('the same as categoryId (categoryId wins when both are sent)'),
   ownerId: z.string().optional(),
+  owner: z.string().optional().describe('the same as ownerId (ownerId wins when both are sent)'),
   search: z.string().trim().min(1).max(200).optional(),
 });
 

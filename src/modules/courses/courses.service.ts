@@ -124,8 +124,10 @@ export async function listCourses(ctx: ServiceContext, q: z.infer<typeof listCou
   else if (q.status) filters.push(eq(courses.status, q.status));
   else filters.push(inArray(courses.status, ['DRAFT', 'PUBLISHED']));
   if (q.status && !canManageCourses(ctx.actor) && q.status !== 'PUBLISHED') filters.push(sql`false`);
-  if (q.categoryId) filters.push(eq(courses.categoryId, q.categoryId));
-  if (q.ownerId) filters.push(eq(courses.ownerId, q.ownerId));
+  const categoryId = q.categoryId ?? q.category;
+  const ownerId = q.ownerId ?? q.owner;
+  if (categoryId) filters.push(eq(courses.categoryId, categoryId));
+  if (ownerId) filters.push(eq(courses.ownerId, ownerId));
   if (q.search) {
     const pattern = `%${escapeLike(q.search)}%`;
     filters.push(or(ilike(courses.title, pattern), ilike(courses.description, pattern)) as SQL);

@@ -37,6 +37,7 @@ export const catalogueQuery = z.object({
   ...paginationFields,
   search: z.string().trim().min(1).max(200).optional(),
   categoryId: z.string().optional(),
+  category: z.string().optional().describe('the same as categoryId (categoryId wins when both are sent)'),
 });
 
 export const myCoursesQuery = z.object({ ...paginationFields, status: z.enum(['ACTIVE', 'COMPLETED', 'DROPPED']).optional() });

@@ -100,10 +100,11 @@ export async function getLessonForViewer(ctx: ServiceContext, lessonId: string) 
 const lessonCountOfCourse = sql<number>`(select count(*)::int from lessons l where l.institution_id = "courses"."institution_id" and l.course_id = "courses"."id")`;
 
 /** GET /api/catalogue — published courses of the institution. */
-export async function catalogue(ctx: ServiceContext, q: { page: number; perPage?: number; limit?: number; search?: string; categoryId?: string }) {
+export async function catalogue(ctx: ServiceContext, q: { page: number; perPage?: number; limit?: number; search?: string; categoryId?: string; category?: string }) {
   const page = toPage(q);
   const filters: SQL[] = [inTenant(ctx, courses), eq(courses.status, 'PUBLISHED')];
-  if (q.categoryId) filters.push(eq(courses.categoryId, q.categoryId));
+  const categoryId = q.categoryId ?? q.category;
+  if (categoryId) filters.push(eq(courses.categoryId, categoryId));
   if (q.search) {
     const pattern = `%${escapeLike(q.search)}%`;
     filters.push(or(ilike(courses.title, pattern), ilike(courses.description, pattern)) as SQL);
