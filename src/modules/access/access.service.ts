@@ -523,9 +523,9 @@ const rules = {
     if (!canManageCourses(ctx.actor) && ctx.actor.personId !== target.studentId) throw notFound('Enrollment');
     return loadCourse(ctx, target.courseId);
   },
-  /** Drop an enrollment: course staff, or the student themself. */
+  /** Drop an enrollment: course staff, or the student themself (anyone else: 404, as for `enrollment.view`). */
   'enrollment.drop': async (ctx: ServiceContext, target: { courseId: string; studentId: string }) => {
-    if (!canManageCourses(ctx.actor) && ctx.actor.personId !== target.studentId) throw forbidden('You may only unenroll yourself');
+    if (!canManageCourses(ctx.actor) && ctx.actor.personId !== target.studentId) throw notFound('Enrollment');
     return loadCourse(ctx, target.courseId);
   },
   /** Schedule a live session in a course: canManageCourses (any course of the institution). */
