@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { and, eq, sql } from 'drizzle-orm';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCourse, createLesson, enroll } from '../helpers/factories.js';
-import { expectError } from '../helpers/expect.js';
+import { expectError, expectOk } from '../helpers/expect.js';
 import { notifications } from '../../src/modules/notifications/notifications.tables.js';
 import { peerReviews, submissions } from '../../src/modules/assignments/assignments.tables.js';
 import { planAllocation } from '../../src/modules/assignments/peer-allocation.js';
@@ -130,6 +130,21 @@ describe('assignment upsert and read', () => {
     const student = await t.request('GET', `/api/assignments/${lesson.id}`, { token: tok(STUDENTS[0]!) });
     expect(student.status).toBe(200);
     expect(student.body.data).toMatchObject({ title: 'v4', mySubmission: null });
+  });
+
+  it('peer-assessed without peerReviewCount: one reviewer for a new assignment, the current count on a later save', async () => {
+    const { lesson } = await setup();
+    const body = { title: 'Peer', instructions: 'x', maxScore: 10, dueDate: DUE, isPeerAssessed: true };
+    expect(expectOk(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body }))).toMatchObject({ isPeerAssessed: true, peerReviewCount: 1 });
+    expectOk(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body: { ...body, peerReviewCount: 3 } }));
+    expect(expectOk(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body: { ...body, title: 'Peer v2' } }))).toMatchObject({
+      title: 'Peer v2',
+      peerReviewCount: 3,
+    });
+    expect(expectOk(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body: { ...body, isPeerAssessed: false } }))).toMatchObject({
+      isPeerAssessed: false,
+      peerReviewCount: 0,
+    });
   });
 
   it('refuses: a lesson of another type (400), a non-owner teacher (403), a student (403), bad bodies (400), unknown lesson (404)', async () => {

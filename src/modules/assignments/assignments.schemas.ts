@@ -34,6 +34,9 @@ const criterionInput = z.strictObject({
   order: z.number().int().min(0).max(10_000),
 });
 
+/** Reviewers per submission of a peer-assessed assignment saved without a count (as Canvas: one each). */
+export const DEFAULT_PEER_REVIEW_COUNT = 1;
+
 export const upsertAssignmentBody = z
   .strictObject({
     title: z.string().trim().min(1).max(300),
@@ -43,7 +46,13 @@ export const upsertAssignmentBody = z
     dueDate: isoDateTime,
     allowLate: z.boolean().default(false),
     isPeerAssessed: z.boolean().default(false),
-    peerReviewCount: z.number().int().min(0).max(10).default(0),
+    peerReviewCount: z
+      .number()
+      .int()
+      .min(0)
+      .max(10)
+      .optional()
+      .describe(`reviewers per submission when isPeerAssessed; absent: the assignment's current count, or ${DEFAULT_PEER_REVIEW_COUNT} for a new one`),
     rubric: z
       .strictObject({ title: z.string().trim().min(1).max(200), criteria: z.array(criterionInput).min(1).max(50) })
       .nullable()
@@ -51,7 +60,10 @@ export const upsertAssignmentBody = z
       .describe('null or absent: no rubric (reviews then give a score from 0 to maxScore)'),
   })
   .refine((b) => b.passingScore == null || b.passingScore <= b.maxScore, { message: 'passingScore cannot exceed maxScore', path: ['passingScore'] })
-  .refine((b) => !b.isPeerAssessed || b.peerReviewCount >= 1, { message: 'a peer-assessed assignment needs peerReviewCount of at least 1', path: ['peerReviewCount'] });
+  .refine((b) => !b.isPeerAssessed || b.peerReviewCount === undefined || b.peerReviewCount >= 1, {
+    message: 'a peer-assessed assignment needs peerReviewCount of at least 1',
+    path: ['peerReviewCount'],
+  });
 export type UpsertAssignment = z.infer<typeof upsertAssignmentBody>;
 
 export const criterionSchema = z.object({ id: z.string(), title: z.string(), description: z.string(), maxPoints: z.number(), order: z.number().int() });

@@ -26,7 +26,7 @@ import {
   type Submission,
   type SubmissionFile,
 } from './assignments.tables.js';
-import type { SubmitInput, UpsertAssignment } from './assignments.schemas.js';
+import { DEFAULT_PEER_REVIEW_COUNT, type SubmitInput, type UpsertAssignment } from './assignments.schemas.js';
 
 // ── loading and shaping ─────────────────────────────────────────────────────
 
@@ -171,7 +171,8 @@ export async function upsertAssignment(ctx: ServiceContext, id: string, body: Up
       dueDate: new Date(body.dueDate),
       allowLate: body.allowLate,
       isPeerAssessed: body.isPeerAssessed,
-      peerReviewCount: body.isPeerAssessed ? body.peerReviewCount : 0,
+      // Absent: the count it has (when it was peer-assessed already), else the default.
+      peerReviewCount: body.isPeerAssessed ? (body.peerReviewCount ?? (before?.isPeerAssessed ? before.peerReviewCount : DEFAULT_PEER_REVIEW_COUNT)) : 0,
       updatedAt: now,
     };
     const [a] = await tx.db
