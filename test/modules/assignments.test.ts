@@ -10,6 +10,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCourse, createLesson, enroll } from '../helpers/factories.js';
 import { expectError, expectOk } from '../helpers/expect.js';
 import { notifications } from '../../src/modules/notifications/notifications.tables.js';
+import { lessons } from '../../src/modules/courses/courses.tables.js';
 import { peerReviews, submissions } from '../../src/modules/assignments/assignments.tables.js';
 import { planAllocation } from '../../src/modules/assignments/peer-allocation.js';
 import { enrollments, lessonProgress } from '../../src/modules/enrollments/enrollments.tables.js';
@@ -130,6 +131,23 @@ describe('assignment upsert and read', () => {
     const student = await t.request('GET', `/api/assignments/${lesson.id}`, { token: tok(STUDENTS[0]!) });
     expect(student.status).toBe(200);
     expect(student.body.data).toMatchObject({ title: 'v4', mySubmission: null });
+  });
+
+  it('goes with its lesson when the course is duplicated: same settings and rubric under new ids, no submissions', async () => {
+    const { course, lesson, assignment } = await setup({ peer: 2, rubric: true, passingScore: 6 });
+    expect((await submitAs(STUDENTS[0]!, lesson.id)).status).toBe(201);
+    const copy = expectOk(await t.request('POST', `/api/courses/${course.id}/duplicate`, { token: teacher }), 201);
+    const [copiedLesson] = await t.db.select().from(lessons).where(eq(lessons.courseId, copy.id));
+    const copied = expectOk(await t.request('GET', `/api/assignments/${copiedLesson!.id}`, { token: teacher }));
+    const settings = (a: any) => [a.title, a.instructions, a.maxScore, a.passingScore, a.dueDate, a.allowLate, a.isPeerAssessed, a.peerReviewCount];
+    expect(copied).toMatchObject({ id: copiedLesson!.id, lessonId: copiedLesson!.id, courseId: copy.id, courseTitle: 'Biology 101 (copy)' });
+    expect(settings(copied)).toEqual(settings(assignment));
+    const [copiedRubric, sourceRubric] = [copied.rubric, assignment.rubric];
+    expect(copiedRubric.criteria.map((c: any) => [c.title, c.maxPoints, c.order])).toEqual(sourceRubric.criteria.map((c: any) => [c.title, c.maxPoints, c.order]));
+    expect(copiedRubric.id).not.toBe(sourceRubric.id);
+    expect(copiedRubric.criteria.map((c: any) => c.id)).not.toContain(sourceRubric.criteria[0].id);
+    const subs = await t.request('GET', `/api/assignments/${copiedLesson!.id}/submissions`, { token: teacher });
+    expect(subs.body.meta?.total ?? subs.body.data.length).toBe(0);
   });
 
   it('peer-assessed without peerReviewCount: one reviewer for a new assignment, the current count on a later save', async () => {

@@ -127,7 +127,8 @@ const routes: ModuleRoutes = async (app, deps) => {
       schema: {
         tags,
         operationId: 'duplicateCourse',
-        summary: 'Deep-copy a course (modules and lessons) into a new DRAFT owned by the caller',
+        summary: 'Deep-copy a course (modules, lessons, quizzes, assignments with rubrics) into a new DRAFT owned by the caller',
+        description: 'Learner data (enrollments, attempts, submissions) is not copied, nor are caption tracks and SCORM packages (upload them again).',
         params: idParams,
         response: { 201: envelope(courseSchema) },
       },

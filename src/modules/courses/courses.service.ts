@@ -12,6 +12,7 @@ import { enqueue } from '../../platform/queue/queue.js';
 import { courseState, openableLessonIds, ownEnrollment, requireAccess } from '../access/access.service.js';
 import { scormPackageFiles, scormPackages } from '../scorm/scorm.tables.js';
 import { captionTracks } from '../captions/captions.tables.js';
+import { copyAssignments } from '../assignments/assignments.copy.js';
 import { copyQuizzes } from '../quizzes/quizzes.copy.js';
 import { audit, changes, snapshot } from '../audit/audit.js';
 import { ratingOf } from '../reviews/reviews.summary.js';
@@ -231,7 +232,11 @@ export async function publishCourse(ctx: ServiceContext, courseId: string, statu
   });
 }
 
-/** Deep copy of modules, lessons and their quizzes into a new DRAFT owned by the caller (canManageCourses). */
+/**
+ * Deep copy of modules, lessons, their quizzes and their assignments (with rubrics) into a new
+ * DRAFT owned by the caller (canManageCourses). Learner data (enrollments, attempts, submissions)
+ * is not copied, nor are caption tracks and SCORM packages, whose stored files belong to the source.
+ */
 export async function duplicateCourse(ctx: ServiceContext, courseId: string) {
   const source = await requireAccess(ctx, 'course.staff', courseId);
   const now = ctx.clock.now();
@@ -276,6 +281,7 @@ export async function duplicateCourse(ctx: ServiceContext, courseId: string) {
       );
     }
     await copyQuizzes(tx, lessonIdMap);
+    await copyAssignments(tx, lessonIdMap, copy.id);
     await audit(tx, {
       action: 'course.duplicate',
       targetType: 'course',
