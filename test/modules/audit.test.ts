@@ -418,6 +418,11 @@ describe('GET /api/audit-log', () => {
       expect(jan2.rows.length).toBeGreaterThan(0);
       expect(jan2.rows).toEqual((await list({ from: '2030-01-02T00:00:00Z', to: '2030-01-03T00:00:00Z' })).rows);
       expect((await list({ from: '2030-01-01', to: '2030-01-03' })).meta.total).toBe(4);
+      // A time on the same day as a bare `to` date is a valid range: from then to the day's end.
+      expect((await list({ from: '2030-01-02T09:00:00Z', to: '2030-01-02' })).rows.map((r) => r.action)).toEqual(['course.publish']);
+      // Issue 14's words for the filters (actor, target, a date range) work as their ids.
+      expect(await list({ actor: DEMO_TEACHER_ID, startDate: '2030-01-01T00:00:00Z', endDate: '2030-01-04T00:00:00Z' })).toEqual(teacherOnA);
+      expect((await list({ target: a.id })).rows.map((r) => r.action)).toEqual(['course.update', 'course.publish', 'course.create']);
       // A target type as the action: all its actions.
       expect((await list({ action: 'module', from: '2030-01-03T00:00:00Z' })).rows.map((r) => [r.action, r.targetId])).toEqual([['module.create', m.id]]);
 

@@ -21,9 +21,28 @@ export const auditQuery = z
     targetId: name.optional(),
     from: timeOrDay.optional().describe('rows written at or after this time (a date: from the start of that day, UTC)'),
     to: timeOrDay.optional().describe('rows written before this time (a date: up to the end of that day, UTC)'),
+    // Issue 14 says "by actor, target and date range": those words work too.
+    actor: name.optional().describe('the same as actorId'),
+    target: name.optional().describe('the same as targetId'),
+    startDate: timeOrDay.optional().describe('the same as from'),
+    endDate: timeOrDay.optional().describe('the same as to'),
   })
-  .refine((q) => !q.from || !q.to || Date.parse(q.from) <= Date.parse(q.to), { message: 'from must not be after to', path: ['from'] });
+  .refine(
+    (q) => {
+      const { from, to } = auditRange(q);
+      // A bare `to` date reaches to that day's end: a time within that day is before it.
+      return !from || !to || Date.parse(from) <= Date.parse(to) || Date.parse(from) < endOf(to).getTime();
+    },
+    { message: 'from must not be after to', path: ['from'] },
+  );
 export type AuditQuery = z.infer<typeof auditQuery>;
+
+/** The range asked for, under either name (`from`/`to` win). */
+export const auditRange = (q: { from?: string; to?: string; startDate?: string; endDate?: string }) => ({ from: q.from ?? q.startDate, to: q.to ?? q.endDate });
+
+const DAY_MS = 24 * 3600 * 1000;
+/** The exclusive end of a `to` filter: the time itself, or for a bare date the next day's start (UTC). */
+export const endOf = (to: string) => new Date(Date.parse(to) + (/^\d{4}-\d{2}-\d{2}$/.test(to) ? DAY_MS : 0));
 
 export const auditRowSchema = z.object({
   id: z.string(),

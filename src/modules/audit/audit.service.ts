@@ -6,7 +6,7 @@ import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js'
 import { escapeLike } from '../../platform/db/like.js';
 import { requireAccess } from '../access/access.service.js';
 import { auditLog, type AuditRow } from './audit.tables.js';
-import type { AuditQuery } from './audit.schemas.js';
+import { auditRange, endOf, type AuditQuery } from './audit.schemas.js';
 
 export const toAuditDto = (r: AuditRow) => ({
   id: r.id,
@@ -21,22 +21,21 @@ export const toAuditDto = (r: AuditRow) => ({
   createdAt: iso(r.createdAt),
 });
 
-const DAY_MS = 24 * 3600 * 1000;
-/** The exclusive end of a `to` filter: the time itself, or for a bare date the next day's start (UTC). */
-const endOf = (to: string) => new Date(Date.parse(to) + (/^\d{4}-\d{2}-\d{2}$/.test(to) ? DAY_MS : 0));
-
 /** GET /api/audit-log (ADMIN): the institution's audit rows, filtered, newest first, paginated. */
 export async function listAuditLog(ctx: ServiceContext, q: AuditQuery) {
   await requireAccess(ctx, 'institution.admin', null);
   const page = toPage(q, 50);
   const filters: SQL[] = [inTenant(ctx, auditLog)];
-  if (q.actorId) filters.push(eq(auditLog.actorId, q.actorId));
+  const actorId = q.actorId ?? q.actor;
+  const targetId = q.targetId ?? q.target;
+  const { from, to } = auditRange(q);
+  if (actorId) filters.push(eq(auditLog.actorId, actorId));
   if (q.action)
     filters.push(q.action.includes('.') ? eq(auditLog.action, q.action) : (or(eq(auditLog.action, q.action), like(auditLog.action, `${escapeLike(q.action)}.%`)) as SQL));
   if (q.targetType) filters.push(eq(auditLog.targetType, q.targetType));
-  if (q.targetId) filters.push(eq(auditLog.targetId, q.targetId));
-  if (q.from) filters.push(gte(auditLog.createdAt, new Date(q.from)));
-  if (q.to) filters.push(lt(auditLog.createdAt, endOf(q.to)));
+  if (targetId) filters.push(eq(auditLog.targetId, targetId));
+  if (from) filters.push(gte(auditLog.createdAt, new Date(from)));
+  if (to) filters.push(lt(auditLog.createdAt, endOf(to)));
   const where = and(...filters);
   const [rows, [{ total }]] = await Promise.all([
     ctx.db.select().from(auditLog).where(where).orderBy(desc(auditLog.createdAt), desc(auditLog.id)).limit(page.perPage).offset(pageOffset(page)),
