@@ -101,9 +101,11 @@ describe('POST /api/dev/seed in production', () => {
   }, 180_000);
   afterAll(() => t?.close());
 
-  it('is not registered (404 NOT_FOUND) even for an ADMIN, and writes nothing', async () => {
+  it('is refused with 403 FORBIDDEN even for an ADMIN (issue 4), and writes nothing; the other dev routes do not exist', async () => {
     const admin = await t.token({ role: 'ADMIN', id: 'u_demo_admin' });
-    expectError(await t.request('POST', '/api/dev/seed', { token: admin }), 404, 'NOT_FOUND');
+    expectError(await t.request('POST', '/api/dev/seed', { token: admin }), 403, 'FORBIDDEN');
+    expectError(await t.request('POST', '/api/dev/seed'), 401, 'AUTH_REQUIRED');
     expect(await t.db.select().from(courses)).toHaveLength(0);
+    expectError(await t.request('GET', '/api/dev/people'), 404, 'NOT_FOUND');
   });
 });

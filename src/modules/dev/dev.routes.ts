@@ -35,11 +35,10 @@ function cookieOptions(name: string, req: FastifyRequest) {
 
 /**
  * Development routes: seeding, and signing in as a person of the CRM simulator (the web app's
- * sign-in page; in production the CRM's Auth.js sets the session cookie). Not registered at all
- * in production: /api/dev/* is an unknown route there (404).
+ * sign-in page; in production the CRM's Auth.js sets the session cookie). In production only the
+ * seed route exists, to refuse with 403 as issue 4 pins; the others are unknown routes there (404).
  */
 const routes: ModuleRoutes = async (app, deps) => {
-  if (deps.config.isProduction) return;
   const cookieName = deps.config.SESSION_COOKIE_NAME;
   typed(app).post(
     '/api/dev/seed',
@@ -47,7 +46,7 @@ const routes: ModuleRoutes = async (app, deps) => {
       schema: {
         tags: ['dev'],
         operationId: 'devSeed',
-        summary: "Seed demo courses, lessons, enrollments and progress into the caller's institution (ADMIN; not registered in production; idempotent)",
+        summary: "Seed demo courses, lessons, enrollments and progress into the caller's institution (ADMIN; 403 in production; idempotent)",
         response: {
           200: envelope(seedResultSchema),
         },
@@ -62,6 +61,7 @@ const routes: ModuleRoutes = async (app, deps) => {
       return ok(result);
     },
   );
+  if (deps.config.isProduction) return;
 
   typed(app).get(
     '/api/dev/people',
