@@ -156,6 +156,9 @@ describe('POST /api/lessons/:id/progress', () => {
     await enroll(t, { courseId: course.id, studentId: stu(7) });
     let data = expectOk(await progress(student(7), lessons[0].id, { progressPercent: 40, positionSeconds: 90 }));
     expect(data).toMatchObject({ lessonId: lessons[0].id, completed: false, progressPercent: 40, positionSeconds: 90, progress: 0, status: 'ACTIVE', completedNow: false });
+    // A player's fractional position is kept in whole seconds.
+    data = expectOk(await progress(student(7), lessons[0].id, { positionSeconds: 92.7 }));
+    expect(data).toMatchObject({ positionSeconds: 92, progressPercent: 40 });
     data = expectOk(await progress(student(7), lessons[0].id, { completed: true }));
     expect(data).toMatchObject({ completed: true, progressPercent: 100, completedAt: t.clock.now().toISOString(), progress: 25 });
     // Completion is sticky: a later lower value does not undo it.

@@ -7,11 +7,12 @@ export const blockParams = z.object({ id: z.string().min(1), blockId: z.string()
 const progressFields = {
   completed: z.boolean().optional(),
   progressPercent: z.number().min(0).max(100).optional(),
+  // A player reports fractions (42.7); stored in whole seconds, as the events route does.
   positionSeconds: z
     .number()
-    .int()
     .min(0)
     .max(86_400 * 7)
+    .transform(Math.floor)
     .optional(),
 };
 
