@@ -451,5 +451,12 @@ describe('interactive block answers', () => {
     expectError(await t.request('POST', url, { token: student(21), body: {} }), 400, 'VALIDATION_ERROR');
     expectError(await t.request('POST', url, { token: student(23), body: { answer: 'b' } }), 403, 'ENROLLMENT_REQUIRED');
     expectError(await t.request('GET', url, { token: northTeacher }), 404, 'NOT_FOUND');
+
+    // A lesson that declares no blocks takes answers to any block id, ungraded.
+    const free = await createLesson(t, { courseId: course.id, type: 'INTERACTIVE', content: '<p>Which is right?</p>' });
+    const freeUrl = `/api/lessons/${free.id}/blocks/anything-1/answer`;
+    expect(expectOk(await t.request('POST', freeUrl, { token: student(21), body: { answer: 2 } }))).toMatchObject({ blockId: 'anything-1', answer: 2, isCorrect: null });
+    expect(expectOk(await t.request('GET', freeUrl, { token: student(21) }))).toMatchObject({ answer: 2 });
+    expect(expectOk(await t.request('GET', freeUrl, { token: student(22) }))).toBeNull();
   });
 });

@@ -132,6 +132,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'answerBlock',
         summary: 'Answer an interactive block (the latest answer replaces the previous one)',
+        description:
+          'A block with a `correctAnswer` grades the answer (`isCorrect`); other blocks store it ungraded. A lesson that declares blocks takes only their ids (else 404); one that declares none takes any block id.',
         params: blockParams,
         body: answerBody,
         response: { 200: envelope(answerSchema) },

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ENROLLMENT_STATUSES } from '../enrollments/enrollments.tables.js';
 
 export const lessonParams = z.object({ id: z.string().min(1) });
-export const blockParams = z.object({ id: z.string().min(1), blockId: z.string().min(1) });
+export const blockParams = z.object({ id: z.string().min(1), blockId: z.string().min(1).max(100) });
 
 const progressFields = {
   completed: z.boolean().optional(),

@@ -252,7 +252,13 @@ export async function recordInteraction(ctx: ServiceContext, lessonId: string, b
   return { id: row.id, lessonId: lesson.id, kind: row.kind, targetId: row.targetId, data: row.data, createdAt: iso(row.createdAt) as string };
 }
 
-function blockOf(lesson: Lesson, blockId: string) {
+/**
+ * The block an answer is for. A lesson that declares no blocks (its content is free-form, e.g.
+ * an INTERACTIVE lesson made without `blocks`) takes answers to any block id, ungraded; one that
+ * declares blocks takes only its own (else 404), as captions do.
+ */
+function blockOf(lesson: Lesson, blockId: string): Lesson['blocks'][number] | null {
+  if (lesson.blocks.length === 0) return null;
   const block = lesson.blocks.find((b) => b.id === blockId);
   if (!block) throw notFound('Block');
   return block;
@@ -271,7 +277,7 @@ const answerDto = (a: typeof blockAnswers.$inferSelect) => ({
 export async function answerBlock(ctx: ServiceContext, lessonId: string, blockId: string, answer: unknown) {
   const { lesson, enrollment } = await requireAccess(ctx, 'lesson.learn', lessonId);
   const block = blockOf(lesson, blockId);
-  const isCorrect = 'correctAnswer' in block ? JSON.stringify(block.correctAnswer) === JSON.stringify(answer) : null;
+  const isCorrect = block && 'correctAnswer' in block ? JSON.stringify(block.correctAnswer) === JSON.stringify(answer) : null;
   const now = ctx.clock.now();
   const [row] = await ctx.db
     .insert(blockAnswers)
