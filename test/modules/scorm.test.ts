@@ -306,6 +306,9 @@ describe('SCORM 1.2 tracking', () => {
     expect(second.attempts[0].attemptNumber).toBe(2);
     // Completion is sticky.
     expect(second.progress.completed).toBe(true);
+    // Without scoId the item is for the first SCO, as a launch without one is: the same open attempt.
+    const implicit = expectOk(await track(student, lesson.id, { values: { 'cmi.core.lesson_location': 'y' } }));
+    expect(implicit.attempts[0]).toMatchObject({ scoId: sco.id, attemptNumber: 2 });
   });
 
   it('the lesson cannot be completed by a plain progress call', async () => {

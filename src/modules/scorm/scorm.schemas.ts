@@ -109,7 +109,7 @@ export type LaunchDto = z.infer<typeof launchSchema>;
 const cmiValue = z.union([z.string().max(100_000), z.number()]).describe('a CMI value (SCORM values are strings; numbers are sent as their decimal text)');
 
 export const trackItem = z.object({
-  scoId: z.string().min(1).max(500).describe('the SCO: its id or its manifest item identifier'),
+  scoId: z.string().min(1).max(500).optional().describe('the SCO: its id or its manifest item identifier; default: the first SCO, as at launch'),
   attemptId: z.string().min(1).max(200).optional().describe('default: the caller’s open attempt at the SCO, or a new one'),
   values: z
     .record(z.string().min(1).max(255), cmiValue)

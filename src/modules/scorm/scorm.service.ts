@@ -571,7 +571,7 @@ export async function track(ctx: ServiceContext, lessonId: string, body: TrackBo
     const errors: Array<CmiError & { item?: number }> = [];
     const outcomes: AttemptOutcome[] = [];
     for (const [i, item] of items.entries()) {
-      const sco = scos.find((s) => s.id === item.scoId || s.identifier === item.scoId);
+      const sco = item.scoId === undefined ? scos[0] : scos.find((s) => s.id === item.scoId || s.identifier === item.scoId);
       if (!sco) {
         throw validationError('Unknown SCO', [{ field: listed ? `body.${i}.scoId` : 'body.scoId', message: 'not a SCO of the lesson’s current package' }]);
       }
