@@ -1,11 +1,11 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { AppError, notFound } from '../../platform/http/errors.js';
+import { AppError } from '../../platform/http/errors.js';
 import { rawRows } from '../../platform/db/client.js';
 import { inTenant } from '../../platform/db/tenancy.js';
 import { assertSelf, type LrsContext } from './xapi.context.js';
 import { activityKey, agentKey, type JsonObject } from './xapi.keys.js';
 import { agentParameter, isIri } from './xapi.validation.js';
-import { xapiActivities, xapiStatementActivities } from './xapi.tables.js';
+import { xapiActivities } from './xapi.tables.js';
 
 /** The activities, agents and about resources (xAPI 1.0.3 Communication 2.5, 2.6, 2.7). */
 
@@ -18,25 +18,21 @@ function onlyParams(params: Record<string, string>, allowed: string[]) {
   for (const k of Object.keys(params)) if (!allowed.includes(k)) throw bad(`Unknown parameter ${k}`);
 }
 
-/** GET /activities?activityId=: the Activity with the LRS's canonical definition (404 for an activity no statement named). */
+/**
+ * GET /activities?activityId=: the Activity with the LRS's canonical definition, or without one
+ * (`{objectType, id}`) when none is stored, also for an activity no statement named: xAPI 1.0.3
+ * Communication 2.5 says the LRS SHOULD still return an Activity Object.
+ */
 export async function getActivity(ctx: LrsContext, params: Record<string, string>): Promise<JsonObject> {
   onlyParams(params, ['activityId']);
   const id = params.activityId;
   if (id === undefined || !isIri(id)) throw bad('activityId is required and must be an IRI');
-  const key = activityKey(id);
   const [row] = await ctx.db
     .select({ definition: xapiActivities.definition })
     .from(xapiActivities)
-    .where(and(inTenant(ctx, xapiActivities), eq(xapiActivities.activityKey, key)))
+    .where(and(inTenant(ctx, xapiActivities), eq(xapiActivities.activityKey, activityKey(id))))
     .limit(1);
-  if (row) return { objectType: 'Activity', id, definition: row.definition as JsonObject };
-  const [named] = await ctx.db
-    .select({ seq: xapiStatementActivities.statementSeq })
-    .from(xapiStatementActivities)
-    .where(and(inTenant(ctx, xapiStatementActivities), eq(xapiStatementActivities.activityKey, key)))
-    .limit(1);
-  if (!named) throw notFound('Activity');
-  return { objectType: 'Activity', id };
+  return row ? { objectType: 'Activity', id, definition: row.definition as JsonObject } : { objectType: 'Activity', id };
 }
 
 const IFI = ['mbox', 'mbox_sha1sum', 'openid', 'account'] as const;
