@@ -345,6 +345,27 @@ describe('batched, PDF and event progress', () => {
     expect(data).toMatchObject({ progress: 33, status: 'ACTIVE' });
   });
 
+  it('progress-v2 on a SEQUENTIAL course counts items in order: a lesson completed earlier in the batch opens the next; out of order is 403 and writes nothing', async () => {
+    const { course, lessons } = await courseWithLessons(3, { dripMode: 'SEQUENTIAL' });
+    await enroll(t, { courseId: course.id, studentId: stu(24) });
+    const url = `/api/lessons/${lessons[0].id}/progress-v2`;
+    const wrongOrder = await t.request('POST', url, { token: student(24), body: { items: [{ lessonId: lessons[1].id, progressPercent: 50 }, { completed: true }] } });
+    expectError(wrongOrder, 403, 'LESSON_LOCKED');
+    expect(
+      await t.db
+        .select()
+        .from(lessonProgress)
+        .where(eq(lessonProgress.studentId, stu(24))),
+    ).toHaveLength(0);
+    const data = expectOk(await t.request('POST', url, { token: student(24), body: { items: [{ completed: true }, { lessonId: lessons[1].id, progressPercent: 50 }] } }));
+    expect(data.items.map((i: any) => [i.lessonId, i.completed, i.progressPercent])).toEqual([
+      [lessons[0].id, true, 100],
+      [lessons[1].id, false, 50],
+    ]);
+    // The third waits on the second, which this batch did not complete.
+    expectError(await t.request('POST', url, { token: student(24), body: { items: [{ lessonId: lessons[2].id, progressPercent: 10 }] } }), 403, 'LESSON_LOCKED');
+  });
+
   it('progress-v2 writes nothing when one item names a lesson of another course', async () => {
     const { course, lessons } = await courseWithLessons(2);
     const other = await courseWithLessons(1);

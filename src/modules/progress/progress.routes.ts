@@ -48,6 +48,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'updateLessonProgressBatch',
         summary: 'Batched progress updates for lessons of the same course, in one transaction',
+        description:
+          'Items count in order: on a SEQUENTIAL course a lesson completed by an earlier item opens the next one for the items after it. A locked lesson (403 LESSON_LOCKED) or a lesson of another course (400) writes nothing.',
         params,
         body: progressBatchBody,
         response: { 200: envelope(progressBatchResultSchema) },

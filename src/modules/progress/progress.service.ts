@@ -8,6 +8,7 @@ import { lessons, type Course, type Lesson } from '../courses/courses.tables.js'
 import { recordLearning, type LearningEvent } from '../gamification/gamification.service.js';
 import { blockAnswers, enrollments, learnerEvents, lessonInteractions, lessonProgress, type Enrollment, type LessonProgress } from '../enrollments/enrollments.tables.js';
 import { courseState, lockedError, requireAccess } from '../access/access.service.js';
+import { lessonLocks } from '../learn/drip.js';
 import { recomputeEnrollment, type CompletionResult } from './completion.js';
 
 export interface ProgressInput {
@@ -158,20 +159,27 @@ export async function updateProgress(ctx: ServiceContext, lessonId: string, inpu
 /**
  * POST /api/lessons/:id/progress-v2 — several lessons of the same course in one transaction,
  * set-based: access and locks are checked for all of them first, then one upsert and one
- * recompute, whatever the batch size.
+ * recompute, whatever the batch size. Items count in order: a lesson a SEQUENTIAL course locks
+ * behind one the batch completes earlier is open to the items after it.
  */
 export async function updateProgressBatch(ctx: ServiceContext, lessonId: string, items: Array<ProgressInput & { lessonId?: string }>) {
   const opened = await requireAccess(ctx, 'lesson.learn', lessonId);
   const state = opened.state ?? (await courseState(ctx, opened.course, opened.enrollment));
   const lessonsById = new Map(state.ordered.map((l) => [l.id, l]));
   const inputs = new Map<string, ProgressInput>();
+  const completed = new Set(state.completed);
+  let locks = state.locks;
   for (const [i, { lessonId: itemLessonId, ...input }] of items.entries()) {
     const lesson = lessonsById.get(itemLessonId ?? lessonId);
     if (!lesson) throw validationError('Every lesson must belong to the same course', [{ field: `body.items.${i}.lessonId`, message: 'not a lesson of this course' }]);
-    const lock = state.locks.get(lesson.id);
+    if (locks.get(lesson.id)?.reason === 'SEQUENTIAL' && completed.size > state.completed.size) {
+      locks = lessonLocks(state.ordered, { dripMode: opened.course.dripMode, enrolledAt: opened.enrollment?.enrolledAt ?? null, completed, now: ctx.clock.now() });
+    }
+    const lock = locks.get(lesson.id);
     if (lock?.locked) throw lockedError(lock);
     assertSelfCompletable(lesson, input, `body.items.${i}.completed`);
     inputs.set(lesson.id, fold(inputs.get(lesson.id), input));
+    if (claimsCompletion(input)) completed.add(lesson.id);
   }
   return withTx(ctx, async (tx) => {
     const { rows, result } = await writeProgress(tx, opened.course, inputs);
