@@ -125,6 +125,23 @@ describe('compliance', () => {
     expectError(await t.request('POST', '/api/compliance/waive', { token: admin, body: { recordId: 'nope', reason: 'Missing' } }), 404, 'NOT_FOUND');
   });
 
+  it('waive by training and student (the current cycle of that obligation); records also carry studentId and dueDate', async () => {
+    const { training: tr } = await training();
+    const record = (await myRecords()).find((r: any) => r.trainingId === tr.id);
+    expect(record).toMatchObject({ studentId: DEMO_STUDENT_ID, personId: DEMO_STUDENT_ID, dueDate: DUE, dueAt: DUE });
+    const body = { trainingId: tr.id, studentId: DEMO_STUDENT_ID, reason: 'Transferred in' };
+    expect(expectOk(await t.request('POST', '/api/compliance/waive', { token: admin, body }))).toMatchObject({ id: record.id, status: 'WAIVED', waiveReason: 'Transferred in' });
+    expectError(await t.request('POST', '/api/compliance/waive', { token: admin, body: { ...body, studentId: undefined, personId: DEMO_STUDENT_ID } }), 409, 'CONFLICT');
+    expectError(await t.request('POST', '/api/compliance/waive', { token: admin, body: { trainingId: tr.id, studentId: 'c_nobody', reason: 'Missing' } }), 404, 'NOT_FOUND');
+    expectError(await t.request('POST', '/api/compliance/waive', { token: admin, body: { trainingId: tr.id, reason: 'Whom?' } }), 400, 'VALIDATION_ERROR');
+  });
+
+  it('takes a due date without a time as the end of that day (UTC)', async () => {
+    const { training: tr } = await training({ dueDate: '2026-03-20' });
+    expect(tr.dueDate).toBe('2026-03-20T23:59:59.999Z');
+    expect((await myRecords()).find((r: any) => r.trainingId === tr.id)).toMatchObject({ dueAt: '2026-03-20T23:59:59.999Z' });
+  });
+
   it('a waiver covers one cycle: a recurring obligation comes back recurrenceMonths after the waiver; a one-off stays waived', async () => {
     t.clock.set(START);
     const WINDOW_MS = Date.parse(DUE) - Date.parse(START);

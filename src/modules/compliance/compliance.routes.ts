@@ -68,7 +68,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'waiveComplianceRecord',
         summary: 'Waive the current cycle of a record, with a reason (ADMIN)',
-        description: 'Reason 3–500 characters; a waived record is 409.',
+        description:
+          'Names the record by `recordId`, or by `trainingId` with `personId` (or `studentId`): the current cycle of that obligation. Reason 3–500 characters; a waived record is 409.',
         body: waiveBody,
         response: { 200: envelope(recordSchema) },
       },

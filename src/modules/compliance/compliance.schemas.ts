@@ -19,7 +19,10 @@ export const createTrainingBody = z
     classIds: ids,
     sectionIds: ids,
     roles: z.array(z.enum(ROLES)).max(4).default([]),
-    dueDate: z.string().datetime({ offset: true }),
+    dueDate: z
+      .union([z.string().datetime({ offset: true }), z.string().date()])
+      .describe('a timestamp, or a date: due by the end of that day (UTC)')
+      .transform((d) => (d.length === 10 ? `${d}T23:59:59.999Z` : d)),
     recurrenceMonths: z.number().int().min(1).max(120).nullable().optional(),
   })
   .refine((b) => b.classIds.length + b.sectionIds.length + b.roles.length > 0, 'target at least one class, section or role');
@@ -53,15 +56,31 @@ export const recordSchema = z.object({
   title: z.string(),
   courseId: z.string(),
   personId: z.string(),
+  studentId: z.string().describe('the same as personId'),
   classId: z.string().nullable(),
   sectionId: z.string().nullable(),
   cycle: z.number().int(),
   status: z.enum(COMPLIANCE_STATUSES),
   assignedAt: z.string(),
   dueAt: z.string(),
+  dueDate: z.string().describe('the same as dueAt'),
   completedAt: z.string().nullable(),
   waivedAt: z.string().nullable(),
   waiveReason: z.string().nullable(),
 });
 
-export const waiveBody = z.strictObject({ recordId: z.string().min(1).max(200), reason: z.string().trim().min(3).max(500) });
+const someId = z.string().min(1).max(200);
+/** A record by its id, or the current cycle of a training for one person (personId or studentId). */
+export const waiveBody = z
+  .strictObject({
+    recordId: someId.optional(),
+    trainingId: someId.optional(),
+    personId: someId.optional(),
+    studentId: someId.optional().describe('the same as personId'),
+    reason: z.string().trim().min(3).max(500),
+  })
+  .refine((b) => b.recordId !== undefined || (b.trainingId !== undefined && (b.personId ?? b.studentId) !== undefined), {
+    message: 'name the record: recordId, or trainingId with personId (or studentId)',
+    path: ['recordId'],
+  });
+export type WaiveBody = z.infer<typeof waiveBody>;

@@ -1,4 +1,4 @@
-import { and, count, desc, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Deps, ServiceContext } from '../../platform/context.js';
 import { serviceContext, withTx } from '../../platform/context.js';
 import type { Session } from '../../platform/auth/tokens.js';
@@ -18,6 +18,7 @@ import type { CrmRosterEntry } from '../../platform/crm/types.js';
 import { notify } from '../notifications/notify.js';
 import { audit, snapshot } from '../audit/audit.js';
 import { complianceRecords, complianceTrainings, type ComplianceStatus, type ComplianceTraining } from './compliance.tables.js';
+import type { WaiveBody } from './compliance.schemas.js';
 
 /** Reminders go out this long before the due date (once per cycle), and once on becoming overdue. */
 export const REMINDER_LEAD_MS = 7 * 86_400_000;
@@ -357,12 +358,14 @@ const recordDto = (r: RecordRow) => ({
   title: r.title,
   courseId: r.course_id,
   personId: r.person_id,
+  studentId: r.person_id,
   classId: r.class_id,
   sectionId: r.section_id,
   cycle: r.cycle,
   status: r.status,
   assignedAt: iso(r.assigned_at),
   dueAt: iso(r.due_at),
+  dueDate: iso(r.due_at),
   completedAt: iso(r.completed_at),
   waivedAt: iso(r.waived_at),
   waiveReason: r.waive_reason,
@@ -408,19 +411,26 @@ async function assignStaffRole(ctx: ServiceContext) {
   const now = ctx.clock.now().toISOString();
   await ctx.db.execute(sql`insert into ${complianceRecords} (institution_id, id, training_id, person_id, cycle, assigned_at, due_at, created_at, updated_at)
     select t.institution_id, ${newId()} || '-' || t.id, t.id, ${ctx.actor.personId}, 1, ${now}::timestamptz,
-      case when t.due_date > ${now}::timestamptz then t.due_date else ${now}::timestamptz + (t.due_date - t.created_at) end, ${now}::timestamptz, ${now}::timestamptz
+      case when t.due_date > ${now}::timestamptz then t.due_date else ${now}::timestamptz + greatest(t.due_date - t.created_at, interval '0') end, ${now}::timestamptz, ${now}::timestamptz
     from ${complianceTrainings} t where ${inTenantAs(ctx, 't')} and t.roles ? ${ctx.actor.role}
     on conflict do nothing`);
 }
 
 /** POST /api/compliance/waive (ADMIN): the current cycle of a record is waived, with the reason. */
-export async function waive(ctx: ServiceContext, body: { recordId: string; reason: string }) {
+export async function waive(ctx: ServiceContext, body: WaiveBody) {
   await requireAccess(ctx, 'institution.admin', null);
   return withTx(ctx, async (tx) => {
+    const personId = body.personId ?? body.studentId;
     const [record] = await tx.db
       .select()
       .from(complianceRecords)
-      .where(byId(tx, complianceRecords, body.recordId))
+      .where(
+        body.recordId !== undefined
+          ? byId(tx, complianceRecords, body.recordId)
+          : and(inTenant(tx, complianceRecords), eq(complianceRecords.trainingId, body.trainingId!), eq(complianceRecords.personId, personId!)),
+      )
+      .orderBy(desc(complianceRecords.cycle))
+      .limit(1)
       .for('update');
     if (!record) throw notFound('Compliance record');
     if (record.waivedAt) throw conflict('This record is already waived');
