@@ -27,13 +27,14 @@ describe('dev module', () => {
     expect((await t.request('POST', '/api/dev/seed', { token: admin })).status).not.toBe(404);
   });
 
-  it('is not registered in production: POST /api/dev/seed is an unknown route', async () => {
+  it('in production POST /api/dev/seed is refused with 403 (issue 4) and the other dev routes are unknown', async () => {
     const prod = await createTestApp({ env: { NODE_ENV: 'production', DATABASE_URL: 'postgres://unused@127.0.0.1/unused' } });
     try {
       const admin = await prod.token({ role: 'ADMIN', id: 'u_demo_admin' });
-      const res = await prod.request('POST', '/api/dev/seed', { token: admin });
+      expectError(await prod.request('POST', '/api/dev/seed', { token: admin }), 403, 'FORBIDDEN');
+      const res = await prod.request('GET', '/api/dev/people');
       expectError(res, 404, 'NOT_FOUND');
-      expect(res.body.error.message).toMatch(/Route POST \/api\/dev\/seed not found/);
+      expect(res.body.error.message).toMatch(/Route GET \/api\/dev\/people not found/);
     } finally {
       await prod.close();
     }

@@ -69,10 +69,13 @@ describe("another institution's callers", () => {
       ['activities/state', { activityId: ACT, agent: AGENT, stateId: 's' }],
       ['activities/profile', { activityId: ACT, profileId: 'p' }],
       ['agents/profile', { agent: AGENT, profileId: 'p' }],
-      ['activities', { activityId: ACT }],
     ] as const) {
       expectLrsError(await lrs(t, 'GET', path, { auth: b.authorization, query }), 404);
     }
+    // The activity itself is answered to anyone (xAPI's SHOULD), but without A's definition.
+    const activity = await lrs(t, 'GET', 'activities', { auth: b.authorization, query: { activityId: ACT } });
+    expect(activity.body).toEqual({ objectType: 'Activity', id: ACT });
+    expect(activity.raw).not.toContain(SECRET);
     for (const [path, query] of [
       ['activities/state', { activityId: ACT, agent: AGENT }],
       ['activities/profile', { activityId: ACT }],
