@@ -602,6 +602,16 @@ describe('SCORM 2004 4th edition package', () => {
     expect(intro.lesson).toMatchObject({ completed: false, scos: 2, completedScos: 1, progressPercent: 50 });
     expect(intro.progress).toMatchObject({ completed: false, progressPercent: 50 });
 
+    // With a passing score and a threshold, statuses the SCO writes without the measures are unknown (RTE 4.2.4.1, 4.2.22.1).
+    const unmeasured = expectOk(await track(student, lesson.id, { scoId: 'item_check', values: { 'cmi.completion_status': 'completed', 'cmi.success_status': 'passed' } }));
+    expect(unmeasured.attempts[0]).toMatchObject({
+      completionStatus: 'unknown',
+      successStatus: 'unknown',
+      completed: false,
+      lmsValues: { 'cmi.completion_status': 'unknown', 'cmi.success_status': 'unknown' },
+    });
+    expect(unmeasured.lesson).toMatchObject({ completed: false, completedScos: 1 });
+
     // Below the passing score (0.6): failed, though the SCO says passed; under the threshold (0.8): incomplete.
     const low = expectOk(
       await track(student, lesson.id, {

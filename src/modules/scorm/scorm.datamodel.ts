@@ -609,16 +609,19 @@ export function evaluate(version: ScormVersion, input: CmiValues, sco: ScoSettin
       completed: status === 'completed' || status === 'passed',
     };
   }
+  // SCORM 2004 RTE 4.2.4.1 and 4.2.22.1: with a completion threshold (a scaled passing score) the
+  // status is the measure compared with it, and "unknown" while the SCO has set no measure,
+  // whatever status it wrote itself.
   let completionStatus = values['cmi.completion_status'] ?? 'unknown';
   const progress = num(values['cmi.progress_measure']);
-  if (sco.completionThreshold !== null && progress !== null) {
-    completionStatus = progress >= sco.completionThreshold ? 'completed' : 'incomplete';
+  if (sco.completionThreshold !== null) {
+    completionStatus = progress === null ? 'unknown' : progress >= sco.completionThreshold ? 'completed' : 'incomplete';
     values['cmi.completion_status'] = completionStatus;
   }
   let successStatus = values['cmi.success_status'] ?? 'unknown';
   const scaled = num(values['cmi.score.scaled']);
-  if (sco.scaledPassingScore !== null && scaled !== null) {
-    successStatus = scaled >= sco.scaledPassingScore ? 'passed' : 'failed';
+  if (sco.scaledPassingScore !== null) {
+    successStatus = scaled === null ? 'unknown' : scaled >= sco.scaledPassingScore ? 'passed' : 'failed';
     values['cmi.success_status'] = successStatus;
   }
   const scorePercent = scaled !== null ? clampPercent(scaled * 100) : rawPercent(num(values['cmi.score.raw']), num(values['cmi.score.min']), num(values['cmi.score.max']));
