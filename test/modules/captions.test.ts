@@ -197,6 +197,15 @@ describe('POST /api/lessons/:id/captions: file rules (spec 4.2 rules 2 and 3)', 
     expect(over.body.error.code).toBe('PAYLOAD_TOO_LARGE');
   });
 
+  it('refuses a form with two file parts with 400, not 413', async () => {
+    const file = { name: 'file', filename: 'a.vtt', contentType: 'text/vtt', data: VTT };
+    const { body, headers } = multipart([{ name: 'language', value: 'en' }, { name: 'label', value: 'Two' }, file, file]);
+    const res = await t.request('POST', `/api/lessons/${lessonId}/captions`, { token: teacher, body, headers });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('VALIDATION_ERROR');
+    expect(res.body.error.details.fields).toEqual([{ field: 'file', message: 'only one file may be sent' }]);
+  });
+
   it('refuses a body that is not multipart with 415', async () => {
     const res = await t.request('POST', `/api/lessons/${lessonId}/captions`, { token: teacher, body: { language: 'en', label: 'x' } });
     expect(res.status).toBe(415);
@@ -247,6 +256,9 @@ describe('POST: fields (spec 4.2 rules 3 and 5, part 8)', () => {
       expect(res.body.error.code).toBe('VALIDATION_ERROR');
       expect(res.body.error.details.fields.map((f: { field: string }) => f.field)).toContain('label');
     }
+    // An empty label is one failing rule, not also "too long".
+    const empty = await upload(t, lessonId, { token: teacher, label: '  ' });
+    expect(empty.body.error.details.fields).toEqual([{ field: 'label', message: 'label must not be empty' }]);
   });
 
   it('requires a language from the supported list', async () => {

@@ -3,7 +3,7 @@ import multipart from '@fastify/multipart';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { deletedSchema, envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
-import { AppError } from '../../platform/http/errors.js';
+import { AppError, validationError } from '../../platform/http/errors.js';
 import { assertCleanInput } from '../../platform/http/input-guard.js';
 import { assertSessionTenant, requestContext } from '../../platform/auth/auth-plugin.js';
 import { SUPPORTED_CAPTION_LANGUAGES, captionParams, captionTrackSchema, captionUpdateBody, captionUploadBodyDoc, lessonParams, transcriptSchema } from './captions.schemas.js';
@@ -41,6 +41,10 @@ async function readCaptionForm(req: FastifyRequest): Promise<captions.CaptionFor
   } catch (err) {
     if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
       throw new AppError('PAYLOAD_TOO_LARGE', 'The caption file is larger than 1 MB');
+    }
+    if ((err as { code?: string }).code === 'FST_FILES_LIMIT') {
+      // A second file part is a malformed form, not a large one.
+      throw validationError('Send one caption file', [{ field: 'file', message: 'only one file may be sent' }]);
     }
     throw err;
   }

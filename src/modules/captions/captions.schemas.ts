@@ -96,7 +96,7 @@ export const captionLabelSchema = z
   .string()
   .trim()
   .min(1, 'label must not be empty')
-  .refine(charsBetween(1, MAX_LABEL_LENGTH), `label must be at most ${MAX_LABEL_LENGTH} characters`)
+  .refine(charsBetween(0, MAX_LABEL_LENGTH), `label must be at most ${MAX_LABEL_LENGTH} characters`)
   .describe('1 to 80 characters (trimmed)');
 
 export const captionTrackSchema = z.object({
