@@ -479,7 +479,8 @@ describe('peer review: reviewer side', () => {
     const author = subs.find((s) => s.id === review.submissionId)!.studentId;
     const authorName = (await t.deps.crm.displayNameOrNull('demo', author))!;
     expect(authorName).toBeTruthy();
-    // The author attaches a file whose name carries their name.
+    // The author attaches a file whose name carries their name, also after the last dot: the
+    // reviewer's name for it takes its extension from the stored content type.
     const file = {
       id: newId(),
       institutionId: 'inst_demo',
@@ -491,7 +492,7 @@ describe('peer review: reviewer side', () => {
       createdAt: t.clock.now(),
     };
     await t.db.insert(files).values(file);
-    expect((await submitAs(author, lesson.id, { textContent: 'Essay: ' + 'y'.repeat(300), files: [{ fileId: file.id, name: `${authorName} essay.pdf` }] })).status).toBe(201);
+    expect((await submitAs(author, lesson.id, { textContent: 'Essay: ' + 'y'.repeat(300), files: [{ fileId: file.id, name: `${authorName} essay.${authorName.split(' ').pop()}` }] })).status).toBe(201);
     const reviewer = tok(review.reviewerId);
     const bodies: string[] = [];
     const keep = <R extends { raw: string; status: number }>(res: R) => {

@@ -11,6 +11,7 @@ import { peerReviews, submissions, assignments, type Assignment, type PeerReview
 import { criterionDto, loadAssignment, namesOf, recomputeAggregate, rubricDto, rubricOf, type RubricWithCriteria } from './assignments.service.js';
 import { PREVIEW_LENGTH } from './assignments.schemas.js';
 import { firstChars } from '../../platform/text.js';
+import { uploadTypeOf } from '../files/files.schemas.js';
 
 /*
  * The reviewer side of peer review is anonymous (spec 4.4): no response here carries the
@@ -21,11 +22,15 @@ import { firstChars } from '../../platform/text.js';
 
 const preview = (text: string | null) => firstChars(text ?? '', PREVIEW_LENGTH);
 
-/** A reviewer sees attachments under neutral names ("Attachment 1.pdf"): the author's file names may carry their name. */
+/**
+ * A reviewer sees attachments under neutral names ("Attachment 1.pdf"): the author's file names
+ * may carry their name, also after the last dot ("essay.Murphy"), so the extension is the one the
+ * upload allow-list gives the stored content type.
+ */
 async function anonymousFiles(ctx: ServiceContext, s: Submission) {
   return Promise.all(
     s.files.map(async (f, i) => {
-      const ext = /\.([A-Za-z0-9]{1,10})$/.exec(f.name)?.[1]?.toLowerCase();
+      const ext = uploadTypeOf(f.contentType)?.ext;
       return { id: f.fileId, name: `Attachment ${i + 1}${ext ? `.${ext}` : ''}`, contentType: f.contentType, size: f.size, url: await ctx.storage.urlFor(f.key) };
     }),
   );
