@@ -492,7 +492,10 @@ describe('peer review: reviewer side', () => {
       createdAt: t.clock.now(),
     };
     await t.db.insert(files).values(file);
-    expect((await submitAs(author, lesson.id, { textContent: 'Essay: ' + 'y'.repeat(300), files: [{ fileId: file.id, name: `${authorName} essay.${authorName.split(' ').pop()}` }] })).status).toBe(201);
+    expect(
+      (await submitAs(author, lesson.id, { textContent: 'Essay: ' + 'y'.repeat(300), files: [{ fileId: file.id, name: `${authorName} essay.${authorName.split(' ').pop()}` }] }))
+        .status,
+    ).toBe(201);
     const reviewer = tok(review.reviewerId);
     const bodies: string[] = [];
     const keep = <R extends { raw: string; status: number }>(res: R) => {
