@@ -367,6 +367,27 @@ describe('reviewer allocation', () => {
     expect(Math.min(...loads)).toBeGreaterThan(0);
     expect((await notificationsOf(who[5]!, 'PEER_REVIEW_ASSIGNED')).length).toBeGreaterThan(0);
   });
+
+  it('switching peer review on, or raising N, after students submitted allocates at once (issue 11: every submission has its N reviewers)', async () => {
+    const { lesson } = await setup();
+    const who = STUDENTS.slice(0, 4);
+    for (const id of who) expect((await submitAs(id, lesson.id)).status).toBe(201);
+    const body = { title: 'Cell essay', instructions: 'x', maxScore: 10, dueDate: DUE, isPeerAssessed: true, peerReviewCount: 1 };
+    const reviewsPerSubmission = async () => {
+      const reviews = await t.db.select().from(peerReviews).where(eq(peerReviews.assignmentId, lesson.id));
+      const subs = await t.db.select().from(submissions).where(eq(submissions.assignmentId, lesson.id));
+      for (const s of subs) expect(reviews.some((r) => r.submissionId === s.id && r.reviewerId === s.studentId)).toBe(false);
+      return subs.map((s) => reviews.filter((r) => r.submissionId === s.id).length);
+    };
+    expectOk(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body }));
+    expect(await reviewsPerSubmission()).toEqual([1, 1, 1, 1]);
+    expect((await notificationsOf(who[0]!, 'PEER_REVIEW_ASSIGNED')).length).toBeGreaterThan(0);
+    expectOk(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body: { ...body, peerReviewCount: 2 } }));
+    expect(await reviewsPerSubmission()).toEqual([2, 2, 2, 2]);
+    // Lowering N keeps the reviews already assigned.
+    expectOk(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body }));
+    expect(await reviewsPerSubmission()).toEqual([2, 2, 2, 2]);
+  });
 });
 
 describe('reviewer allocation after reviews were started', () => {

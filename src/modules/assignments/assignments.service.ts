@@ -180,6 +180,9 @@ export async function upsertAssignment(ctx: ServiceContext, id: string, body: Up
       .values({ institutionId: tx.institutionId, id, courseId: course.id, ...values, createdAt: now })
       .onConflictDoUpdate({ target: assignments.id, set: values })
       .returning();
+    // Peer review switched on, or more reviewers asked for, after students submitted: their
+    // submissions get reviewers now, not only when the next student submits.
+    if (before && a!.isPeerAssessed && (!before.isPeerAssessed || a!.peerReviewCount > before.peerReviewCount)) await allocateReviewers(tx, a!, course);
     const rubricBefore = body.rubric !== undefined ? rubricSummary(await rubricOf(tx, id)) : undefined;
     if (body.rubric !== undefined) await replaceRubric(tx, id, body.rubric);
     const rubric = await rubricOf(tx, id);
