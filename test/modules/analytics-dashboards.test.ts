@@ -183,3 +183,28 @@ describe('GET /api/analytics/dashboard/revenue', () => {
     expect(data.periods.at(-1).feeGatedEnrollments).toBe(data.periods.at(-1).newEnrollments);
   });
 });
+
+// Last: its course would change the institution-wide counts the tests above assert.
+describe('GET /api/analytics/courses/{id}: drop-off', () => {
+  it('drop-off counts learners, not a difference of counts: out-of-order completions do not hide each other', async () => {
+    const course = await createCourse(t, { title: 'Out of order' });
+    const [a, b, c] = [
+      await createLesson(t, { courseId: course.id, title: 'A', order: 1 }),
+      await createLesson(t, { courseId: course.id, title: 'B', order: 2 }),
+      await createLesson(t, { courseId: course.id, title: 'C', order: 3 }),
+    ];
+    const x = await enroll(t, { courseId: course.id, studentId: stu(11) });
+    const y = await enroll(t, { courseId: course.id, studentId: stu(12) });
+    await enroll(t, { courseId: course.id, studentId: stu(13) });
+    // x completes A and C, y completes B only, the third learner nothing.
+    await progress(x, a.id, true);
+    await progress(x, c.id, true);
+    await progress(y, b.id, true);
+    const data = expectOk(await t.request('GET', `/api/analytics/courses/${course.id}`, { token: teacher }));
+    expect(data.lessons.map((l: any) => [l.title, l.completed, l.dropOff, l.dropOffRate])).toEqual([
+      ['A', 1, 2, 66.67], // of 3 learners, 2 never completed A
+      ['B', 1, 1, 100], // x completed A but not B
+      ['C', 1, 1, 100], // y completed B but not C
+    ]);
+  });
+});

@@ -86,11 +86,20 @@ export async function courseAnalytics(ctx: ServiceContext, courseId: string, q: 
     const t = { total: Number(totals?.total ?? 0), active: Number(totals?.active ?? 0), completed: Number(totals?.completed ?? 0), dropped: Number(totals?.dropped ?? 0) };
     const learners = t.active + t.completed;
     const byLesson = new Map(progress.map((p) => [p.lesson_id, p]));
+    const ordered = orderedLessons(mods, ls);
+    const leftAfter = await learnersLeftAfter(
+      ctx,
+      course.id,
+      ordered.map((l) => l.id),
+    );
     let before = learners;
-    const lessonRows = orderedLessons(mods, ls).map((l, i) => {
+    const lessonRows = ordered.map((l, i) => {
       const p = byLesson.get(l.id);
       const completed = Number(p?.completed ?? 0);
-      const dropOff = Math.max(0, before - completed);
+      // The first lesson loses the learners who have not completed it; a later one, the learners
+      // who completed the lesson before it but not this one (a set, not a difference of counts:
+      // learners who complete out of order would otherwise hide each other).
+      const dropOff = i === 0 ? Math.max(0, learners - completed) : (leftAfter.get(i - 1) ?? 0);
       const row = {
         lessonId: l.id,
         title: l.title,
@@ -127,6 +136,35 @@ export async function courseAnalytics(ctx: ServiceContext, courseId: string, q: 
       generatedAt: ctx.clock.now().toISOString(),
     };
   });
+}
+
+/**
+ * Per reading position p (0-based) of `lessonIds`: how many learners (enrollments not DROPPED)
+ * completed lesson p but not lesson p + 1. One grouped query over the course's completions.
+ */
+async function learnersLeftAfter(ctx: ServiceContext, courseId: string, lessonIds: string[]): Promise<Map<number, number>> {
+  if (lessonIds.length < 2) return new Map();
+  const ids = sql.join(
+    lessonIds.map((id) => sql`${id}`),
+    sql`, `,
+  );
+  const rows = await rawRows<{ pos: number; left_count: number }>(
+    ctx.db,
+    sql`with ord as (select lesson_id, (pos - 1)::int as pos from unnest(array[${ids}]::text[]) with ordinality as o(lesson_id, pos)),
+      done as (
+        select lp.enrollment_id, ord.pos
+        from lesson_progress lp
+        join enrollments e on e.institution_id = lp.institution_id and e.id = lp.enrollment_id
+        join ord on ord.lesson_id = lp.lesson_id
+        where lp.institution_id = ${ctx.institutionId} and e.course_id = ${courseId} and e.status <> 'DROPPED' and lp.completed
+      )
+      select prev.pos, count(*)::int as left_count
+      from done prev
+      where prev.pos < ${lessonIds.length - 1}
+        and not exists (select 1 from done cur where cur.enrollment_id = prev.enrollment_id and cur.pos = prev.pos + 1)
+      group by prev.pos`,
+  );
+  return new Map(rows.map((r) => [Number(r.pos), Number(r.left_count)]));
 }
 
 /** Students whose fee status one revenue dashboard reads from the CRM, at most. */
