@@ -46,7 +46,7 @@ export async function getPerson(ctx: LrsContext, params: Record<string, string>)
   if (params.agent === undefined) throw bad('agent is required');
   const agent = agentParameter(params.agent, 'agent');
   if (agent.objectType === 'Group') throw bad('agent must be an Agent, not a Group');
-  assertSelf(ctx, agent, 'look up an agent other than');
+  assertSelf(ctx, agent, 'look up');
   const names = await rawRows<{ name: string }>(
     ctx.db,
     sql`select distinct s.statement->'actor'->>'name' as name

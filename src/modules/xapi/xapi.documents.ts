@@ -60,7 +60,7 @@ function addressOf(ctx: LrsContext, req: DocumentRequest, method: string): Addre
   if (needsAgent) {
     if (p.agent === undefined) throw bad('agent is required');
     agent = agentParameter(p.agent, 'agent');
-    assertSelf(ctx, agent, 'use documents of an agent other than');
+    assertSelf(ctx, agent, 'use the documents of');
   }
   if (p.registration !== undefined && !isUuid(p.registration)) throw bad('registration must be a UUID');
   if (documentId === null && method !== 'GET' && !(req.kind === 'state' && method === 'DELETE')) throw bad(`${idParam} is required`);

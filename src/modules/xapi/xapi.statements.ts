@@ -102,7 +102,7 @@ function prepare(ctx: LrsContext, input: Json[]): Incoming[] {
   const order: Incoming[] = [];
   input.forEach((raw, i) => {
     const sent = validateStatement(raw, input.length > 1 ? `statements.${i}` : 'statement');
-    assertSelf(ctx, sent.actor as JsonObject, 'store statements whose actor is not');
+    assertSelf(ctx, sent.actor as JsonObject, 'store statements whose actor is');
     const id = (sent.id as string | undefined) ?? newId();
     const prior = byId.get(id);
     if (prior) {

@@ -71,7 +71,11 @@ describe('authentication', () => {
   it('a session writes only statements it is the actor of (authority: the service), and reads only those', async () => {
     const student = `Bearer ${await t.token({ role: 'STUDENT', id: DEMO_STUDENT_ID })}`;
     const sibling = `Bearer ${await t.token({ role: 'STUDENT', id: DEMO_SIBLING_ID })}`;
-    expectLrsError(await lrs(t, 'POST', 'statements', { auth: student, body: statement({ actor: me(DEMO_SIBLING_ID) }) }), 403);
+    expectLrsError(
+      await lrs(t, 'POST', 'statements', { auth: student, body: statement({ actor: me(DEMO_SIBLING_ID) }) }),
+      403,
+      /^A session may only store statements whose actor is its own agent$/,
+    );
     expectLrsError(await lrs(t, 'POST', 'statements', { auth: student, body: statement() }), 403);
     const [mine] = await post(t, student, statement({ actor: { ...me(DEMO_STUDENT_ID), name: 'Student One' } }));
     const [theirs] = await post(t, sibling, statement({ actor: me(DEMO_SIBLING_ID) }));
@@ -88,9 +92,9 @@ describe('authentication', () => {
     const act = activityId('session-docs');
     const state = (who: string) => ({ activityId: act, agent: JSON.stringify(me(who)), stateId: 's' });
     expect((await lrs(t, 'PUT', 'activities/state', { auth: student, query: state(DEMO_STUDENT_ID), body: { a: 1 } })).status).toBe(204);
-    expectLrsError(await lrs(t, 'GET', 'activities/state', { auth: student, query: state(DEMO_SIBLING_ID) }), 403);
+    expectLrsError(await lrs(t, 'GET', 'activities/state', { auth: student, query: state(DEMO_SIBLING_ID) }), 403, /^A session may only use the documents of its own agent$/);
     expectLrsError(await lrs(t, 'PUT', 'activities/profile', { auth: student, query: { activityId: act, profileId: 'p' }, body: {} }), 403);
-    expectLrsError(await lrs(t, 'GET', 'agents', { auth: student, query: { agent: JSON.stringify(me(DEMO_SIBLING_ID)) } }), 403);
+    expectLrsError(await lrs(t, 'GET', 'agents', { auth: student, query: { agent: JSON.stringify(me(DEMO_SIBLING_ID)) } }), 403, /^A session may only look up its own agent$/);
     const person = await lrs(t, 'GET', 'agents', { auth: student, query: { agent: JSON.stringify(me(DEMO_STUDENT_ID)) } });
     expect(person.body).toEqual({ objectType: 'Person', name: ['Student One'], account: [{ homePage: 'http://lms.test', name: DEMO_STUDENT_ID }] });
   });
