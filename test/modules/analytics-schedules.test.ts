@@ -228,7 +228,13 @@ describe('alerts', () => {
     );
     expect(bare).toMatchObject({ name: 'rowCount gte 5', metric: 'rowCount', comparison: 'gte', threshold: 5, state: 'OK' });
     const patched = expectOk(await t.request('PATCH', `/api/analytics/reports/alerts/${bare.id}`, { token: teacher, body: { comparison: 'LT' } }));
-    expect(patched).toMatchObject({ comparison: 'lt', name: 'rowCount gte 5' });
+    // A defaulted name follows the condition; a chosen one stays.
+    expect(patched).toMatchObject({ comparison: 'lt', name: 'rowCount lt 5' });
+    expectOk(await t.request('PATCH', `/api/analytics/reports/alerts/${bare.id}`, { token: teacher, body: { name: 'Few rows' } }));
+    expect(expectOk(await t.request('PATCH', `/api/analytics/reports/alerts/${bare.id}`, { token: teacher, body: { threshold: 3 } }))).toMatchObject({
+      name: 'Few rows',
+      threshold: 3,
+    });
     expectError(
       await t.request('POST', `/api/analytics/reports/${reportId}/alerts`, { token: teacher, body: { metric: 'rowCount', comparison: '=>', threshold: 5 } }),
       400,

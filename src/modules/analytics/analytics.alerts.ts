@@ -70,6 +70,9 @@ export async function listAlerts(ctx: ServiceContext, reportId: string) {
   return rows.map(alertDto);
 }
 
+/** The name of an alert created without one. */
+const defaultAlertName = (a: Pick<AnalyticsReportAlert, 'metric' | 'comparison' | 'threshold'>) => `${a.metric} ${a.comparison} ${a.threshold}`;
+
 /** POST /api/analytics/reports/{id}/alerts: the report's owner or ADMIN. */
 export async function createAlert(ctx: ServiceContext, reportId: string, body: CreateAlert) {
   const report = await requireAccess(ctx, 'report.edit', reportId);
@@ -84,7 +87,7 @@ export async function createAlert(ctx: ServiceContext, reportId: string, body: C
         id: newId(),
         reportId: report.id,
         createdBy: tx.actor.personId,
-        name: body.name ?? `${body.metric} ${body.comparison} ${body.threshold}`,
+        name: body.name ?? defaultAlertName(body),
         metric: body.metric,
         comparison: body.comparison,
         threshold: body.threshold,
@@ -107,10 +110,16 @@ export async function updateAlert(ctx: ServiceContext, id: string, body: UpdateA
   const recipients = body.recipients ? await staffRecipients(ctx, body.recipients, 'body.recipients') : alert.recipients;
   const row = await withTx(ctx, async (tx) => {
     const condition = (['metric', 'comparison', 'threshold'] as const).some((k) => body[k] !== undefined && body[k] !== alert[k]);
+    // A name that was the default follows the changed condition; a name someone chose stays.
+    const name =
+      body.name ??
+      (condition && alert.name === defaultAlertName(alert)
+        ? defaultAlertName({ metric: body.metric ?? alert.metric, comparison: body.comparison ?? alert.comparison, threshold: body.threshold ?? alert.threshold })
+        : undefined);
     const [saved] = (await tx.db
       .update(analyticsReportAlerts)
       .set({
-        ...(body.name !== undefined ? { name: body.name } : {}),
+        ...(name !== undefined ? { name } : {}),
         ...(body.metric !== undefined ? { metric: body.metric } : {}),
         ...(body.comparison !== undefined ? { comparison: body.comparison } : {}),
         ...(body.threshold !== undefined ? { threshold: body.threshold } : {}),

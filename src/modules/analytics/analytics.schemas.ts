@@ -195,7 +195,7 @@ const comparison = z
   .transform((v) => (COMPARISON_SYMBOLS[v as keyof typeof COMPARISON_SYMBOLS] ?? v.toLowerCase()) as AlertComparison);
 
 export const createAlertBody = z.strictObject({
-  name: z.string().trim().min(1).max(200).optional().describe('Defaults to "<metric> <comparison> <threshold>"'),
+  name: z.string().trim().min(1).max(200).optional().describe('Defaults to "<metric> <comparison> <threshold>", which then follows changes of the condition until a name is given'),
   metric,
   comparison,
   threshold: z.number().finite(),
