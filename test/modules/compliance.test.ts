@@ -71,7 +71,7 @@ describe('compliance', () => {
       'VALIDATION_ERROR',
     );
     const list = await t.request('GET', '/api/compliance/training', { token: teacher });
-    expect(list.body.data.map((x: any) => x.id)).toContain(tr.id);
+    expect(list.body.data.find((x: any) => x.id === tr.id)).toMatchObject({ assignedCount: roster.length });
     expectError(await t.request('GET', '/api/compliance/training', { token: student }), 403, 'FORBIDDEN');
   });
 

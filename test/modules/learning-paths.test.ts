@@ -68,6 +68,14 @@ describe('learning paths', () => {
     expect(ids).not.toContain(draft.id);
     const staff = await t.request('GET', '/api/learning-paths', { token: teacher, query: { status: 'DRAFT', perPage: 100 } });
     expect(staff.body.data.map((p: any) => p.id)).toContain(draft.id);
+    // A path the learner is on stays theirs, in the list too, when it goes back to DRAFT.
+    const taken = (await create({ title: 'Taken path' })).body.data;
+    expect((await t.request('POST', `/api/learning-paths/${taken.id}/enroll`, { token: student })).status).toBeLessThan(300);
+    expectOk(await t.request('PATCH', `/api/learning-paths/${taken.id}`, { token: teacher, body: { status: 'DRAFT' } }));
+    expect((await t.request('GET', `/api/learning-paths/${taken.id}`, { token: student })).status).toBe(200);
+    const after = (await t.request('GET', '/api/learning-paths', { token: student, query: { perPage: 100 } })).body.data.map((p: any) => p.id);
+    expect(after).toContain(taken.id);
+    expect(after).not.toContain(draft.id);
     const north = await t.token({ role: 'TEACHER', id: 'u_northside_teacher', institutionId: 'inst_north' });
     expectError(await t.request('GET', `/api/learning-paths/${published.id}`, { token: north }), 404, 'NOT_FOUND');
   });

@@ -296,7 +296,9 @@ export async function listTrainings(ctx: ServiceContext, q: { page: number; perP
     ctx.db
       .select({
         training: complianceTrainings,
-        assigned: sql<number>`(select count(*)::int from ${complianceRecords} where ${complianceRecords.institutionId} = ${complianceTrainings.institutionId} and ${complianceRecords.trainingId} = ${complianceTrainings.id} and ${complianceRecords.cycle} = 1)`,
+        // Qualified by hand: in a one-table select Drizzle writes column names bare, so
+        // `training_id = id` would compare the records' own columns.
+        assigned: sql<number>`(select count(*)::int from compliance_records cr where cr.institution_id = compliance_trainings.institution_id and cr.training_id = compliance_trainings.id and cr.cycle = 1)`,
       })
       .from(complianceTrainings)
       .where(where)
