@@ -115,6 +115,9 @@ describe('compliance', () => {
     const record = (await myRecords()).find((r: any) => r.trainingId === tr.id);
     expectError(await t.request('POST', '/api/compliance/waive', { token: teacher, body: { recordId: record.id, reason: 'Exempt' } }), 403, 'FORBIDDEN');
     expectError(await t.request('POST', '/api/compliance/waive', { token: admin, body: { recordId: record.id, reason: 'no' } }), 400, 'VALIDATION_ERROR');
+    // personId and studentId are one field under two names: two different people is a bad request.
+    const twoPeople = { trainingId: record.trainingId, studentId: record.personId, personId: `${record.personId}x`, reason: 'Medical exemption' };
+    expectError(await t.request('POST', '/api/compliance/waive', { token: admin, body: twoPeople }), 400, 'VALIDATION_ERROR');
     const res = await t.request('POST', '/api/compliance/waive', { token: admin, body: { recordId: record.id, reason: 'Medical exemption' } });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ id: record.id, status: 'WAIVED', waiveReason: 'Medical exemption' });

@@ -82,5 +82,9 @@ export const waiveBody = z
   .refine((b) => b.recordId !== undefined || (b.trainingId !== undefined && (b.personId ?? b.studentId) !== undefined), {
     message: 'name the record: recordId, or trainingId with personId (or studentId)',
     path: ['recordId'],
+  })
+  .refine((b) => b.personId === undefined || b.studentId === undefined || b.personId === b.studentId, {
+    message: 'personId and studentId name the same person; they differ',
+    path: ['studentId'],
   });
 export type WaiveBody = z.infer<typeof waiveBody>;
