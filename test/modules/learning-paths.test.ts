@@ -76,6 +76,9 @@ describe('learning paths', () => {
     const after = (await t.request('GET', '/api/learning-paths', { token: student, query: { perPage: 100 } })).body.data.map((p: any) => p.id);
     expect(after).toContain(taken.id);
     expect(after).not.toContain(draft.id);
+    // The status filter narrows what a learner may see: their DRAFT paths only.
+    const drafts = (await t.request('GET', '/api/learning-paths', { token: student, query: { status: 'DRAFT', perPage: 100 } })).body.data;
+    expect(drafts.map((p: any) => [p.id, p.status])).toEqual([[taken.id, 'DRAFT']]);
     const north = await t.token({ role: 'TEACHER', id: 'u_northside_teacher', institutionId: 'inst_north' });
     expectError(await t.request('GET', `/api/learning-paths/${published.id}`, { token: north }), 404, 'NOT_FOUND');
   });

@@ -29,7 +29,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'listLearningPaths',
         summary: 'Learning paths, newest first',
-        description: 'Staff see every path (filter by `status`); learners see PUBLISHED paths and the ones they are on, with their progress.',
+        description: 'Staff see every path; learners see PUBLISHED paths and the ones they are on, with their progress. `status` narrows either list.',
         querystring: listPathsQuery,
         response: { 200: pagedEnvelope(pathListItem) },
       },

@@ -82,7 +82,7 @@ async function pathDto(ctx: ServiceContext, path: LearningPath) {
 export async function listPaths(ctx: ServiceContext, q: { page: number; perPage?: number; limit?: number; status?: PathStatus }) {
   const page = toPage(q);
   const visible = visibleLearningPaths(ctx);
-  const where = and(inTenant(ctx, learningPaths), visible ?? (q.status ? eq(learningPaths.status, q.status) : undefined));
+  const where = and(inTenant(ctx, learningPaths), visible, q.status ? eq(learningPaths.status, q.status) : undefined);
   const [paths, [{ total }]] = await Promise.all([
     ctx.db.select().from(learningPaths).where(where).orderBy(desc(learningPaths.createdAt), desc(learningPaths.id)).limit(page.perPage).offset(pageOffset(page)),
     ctx.db.select({ total: count() }).from(learningPaths).where(where),
