@@ -54,6 +54,7 @@ describe('learning paths', () => {
     expectError(await t.request('PATCH', `/api/learning-paths/${id}`, { token: teacher2, body: { title: 'mine' } }), 403, 'FORBIDDEN');
     expectError(await create({ title: 'x' }, student), 403, 'FORBIDDEN');
     expectError(await create({ title: '' }), 400, 'VALIDATION_ERROR');
+    expectError(await create({ title: 'Twice', courseIds: [a.id, a.id] }), 400, 'VALIDATION_ERROR');
   });
 
   it('learners see published paths only (a draft is 404); staff see all', async () => {

@@ -8,10 +8,13 @@ export const listPathsQuery = z.object({
   page: z.coerce.number().int().min(1).default(1),
   perPage: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
   limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
-  status: z.enum(PATH_STATUSES).optional().describe('staff only; learners always see PUBLISHED paths (and paths they are on)'),
+  status: z.enum(PATH_STATUSES).optional().describe('narrows the list; learners see PUBLISHED paths and paths they are on'),
 });
 
-const courseIds = z.array(z.string().min(1).max(200)).max(100);
+const courseIds = z
+  .array(z.string().min(1).max(200))
+  .max(100)
+  .refine((ids) => new Set(ids).size === ids.length, 'a course appears twice in courseIds');
 
 export const createPathBody = z.strictObject({
   title: z.string().trim().min(1).max(200),
