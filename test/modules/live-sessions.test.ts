@@ -434,6 +434,9 @@ describe('calendar file', () => {
     const event = parse(res.body);
     expect(event.uid).toBe(`${s.id}@lms.test`);
     expect(event.summary).toBe('Revision, part 2; bring notes');
+    // The calendar's name is TEXT too (RFC 7986): escaped like the summary.
+    expect(res.body).toContain('\r\nNAME:Revision\\, part 2\\; bring notes\r\n');
+    expect(res.body).toContain('\r\nX-WR-CALNAME:Revision\\, part 2\\; bring notes\r\n');
     expect(event.startDate.toJSDate().toISOString()).toBe('2026-03-20T14:30:00.000Z');
     expect(event.endDate.toJSDate().toISOString()).toBe('2026-03-20T16:00:00.000Z');
     expect(event.duration.toSeconds()).toBe(90 * 60);

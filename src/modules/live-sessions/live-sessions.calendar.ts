@@ -1,4 +1,4 @@
-import ical, { ICalCalendarMethod, ICalEventStatus } from 'ical-generator';
+import ical, { ICalCalendarMethod, ICalEventStatus, escape } from 'ical-generator';
 import type { Course } from '../courses/courses.tables.js';
 import type { LiveSession } from './live-sessions.tables.js';
 
@@ -17,7 +17,9 @@ export const calendarFileName = (session: LiveSession) => `live-session-${sessio
 export function sessionCalendar(session: LiveSession, course: Course, opts: { publicBaseUrl: string; now: Date }): string {
   const host = new URL(opts.publicBaseUrl).hostname || 'lms';
   const url = `${opts.publicBaseUrl}${sessionPath(session.id)}`;
-  const cal = ical({ name: session.title, prodId: { company: 'LMS', product: 'live-sessions', language: 'EN' }, method: ICalCalendarMethod.PUBLISH });
+  // ical-generator (10.x) writes the calendar's NAME and X-WR-CALNAME as given, while it escapes
+  // the event's SUMMARY: a title's comma, semicolon, backslash or line break is escaped here.
+  const cal = ical({ name: escape(session.title, false), prodId: { company: 'LMS', product: 'live-sessions', language: 'EN' }, method: ICalCalendarMethod.PUBLISH });
   cal.createEvent({
     id: `${session.id}@${host}`,
     start: session.scheduledAt,
