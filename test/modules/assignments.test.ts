@@ -176,6 +176,14 @@ describe('assignment upsert and read', () => {
     expectError(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body: { ...body, passingScore: 11 } }), 400, 'VALIDATION_ERROR');
     expectError(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body: { ...body, isPeerAssessed: true, peerReviewCount: 0 } }), 400, 'VALIDATION_ERROR');
     expectError(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body: { ...body, dueDate: 'tomorrow' } }), 400, 'VALIDATION_ERROR');
+    // A criterion id sent twice is refused before anything is written (it was a 500 from the upsert).
+    const withRubric = expectOk(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body: { ...body, rubric } }));
+    const [first] = withRubric.rubric.criteria;
+    const twice = { title: 'R', criteria: [first, { ...first, title: 'Again' }] };
+    const dup = await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body: { ...body, rubric: twice } });
+    expectError(dup, 400, 'VALIDATION_ERROR');
+    expect(dup.body.error.details.fields).toEqual([{ field: 'body.rubric.criteria', message: 'a criterion id appears twice' }]);
+    expect(expectOk(await t.request('GET', `/api/assignments/${lesson.id}`, { token: teacher })).rubric.criteria).toEqual(withRubric.rubric.criteria);
     expectError(await t.request('GET', `/api/assignments/${newId()}`, { token: teacher }), 404, 'NOT_FOUND');
     expectError(await t.request('GET', `/api/assignments/${text.id}`, { token: teacher }), 404, 'NOT_FOUND');
   });

@@ -54,7 +54,17 @@ export const upsertAssignmentBody = z
       .optional()
       .describe(`reviewers per submission when isPeerAssessed; absent: the assignment's current count, or ${DEFAULT_PEER_REVIEW_COUNT} for a new one`),
     rubric: z
-      .strictObject({ title: z.string().trim().min(1).max(200), criteria: z.array(criterionInput).min(1).max(50) })
+      .strictObject({
+        title: z.string().trim().min(1).max(200),
+        criteria: z
+          .array(criterionInput)
+          .min(1)
+          .max(50)
+          .refine((list) => {
+            const ids = list.flatMap((c) => (c.id ? [c.id] : []));
+            return new Set(ids).size === ids.length;
+          }, 'a criterion id appears twice'),
+      })
       .nullable()
       .optional()
       .describe('null or absent: no rubric (reviews then give a score from 0 to maxScore)'),
