@@ -388,9 +388,16 @@ describe('categories', () => {
     expectError(await t.request('POST', '/api/categories', { token: teacher, body: { name: 'Art' } }), 409, 'CONFLICT');
     expectError(await t.request('POST', '/api/categories', { token: student, body: { name: 'Music' } }), 403, 'FORBIDDEN');
     expectError(await t.request('POST', '/api/categories', { token: teacher, body: { name: '' } }), 400, 'VALIDATION_ERROR');
-    const names = expectOk(await t.request('GET', '/api/categories', { token: student })).map((c: any) => c.name);
+    const list = await t.request('GET', '/api/categories', { token: student });
+    const names = expectOk(list).map((c: any) => c.name);
     expect(names).toEqual([...names].sort());
     expect(names).toEqual(expect.arrayContaining(['Art', 'Zoology']));
+    // Paginated like every list (spec 4.1), 100 a page by default.
+    expect(list.body.meta).toEqual({ total: names.length, page: 1, perPage: 100, totalPages: 1 });
+    const second = await t.request('GET', '/api/categories', { token: student, query: { page: 2, limit: 1 } });
+    expect(second.body.data.map((c: any) => c.name)).toEqual([names[1]]);
+    expect(second.body.meta).toEqual({ total: names.length, page: 2, perPage: 1, totalPages: names.length });
+    expectError(await t.request('GET', '/api/categories', { token: student, query: { perPage: 101 } }), 400, 'VALIDATION_ERROR');
     // The other institution may use the same name, and sees none of ours.
     expectOk(await t.request('POST', '/api/categories', { token: northTeacher, body: { name: 'Art' } }), 201);
     const northNames = expectOk(await t.request('GET', '/api/categories', { token: northTeacher })).map((c: any) => c.name);

@@ -4,6 +4,8 @@ import { deletedSchema, envelope, ok, paged, pagedEnvelope } from '../../platfor
 import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
 import * as svc from './courses.service.js';
 import {
+  CATEGORY_PAGE_SIZE,
+  categoryListQuery,
   categorySchema,
   courseDetailSchema,
   courseSchema,
@@ -236,9 +238,19 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/categories',
     {
-      schema: { tags: ['categories'], operationId: 'listCategories', summary: 'Course categories of the institution', response: { 200: envelope(categorySchema.array()) } },
+      schema: {
+        tags: ['categories'],
+        operationId: 'listCategories',
+        summary: 'Course categories of the institution, by name',
+        description: `Paginated (spec 4.1); ${CATEGORY_PAGE_SIZE} a page unless perPage or limit says otherwise, so a plain GET lists them all in most institutions.`,
+        querystring: categoryListQuery,
+        response: { 200: pagedEnvelope(categorySchema) },
+      },
     },
-    async (req) => ok(await svc.listCategories(ctx(req))),
+    async (req) => {
+      const { rows, meta } = await svc.listCategories(ctx(req), req.query);
+      return paged(rows, meta);
+    },
   );
 
   r.post(

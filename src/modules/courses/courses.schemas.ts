@@ -129,6 +129,10 @@ export const categorySchema = z.object({
   description: z.string().nullable(),
   createdAt: ts,
 });
+/** Categories are few: a page of up to 100 by default, so a plain GET lists them all. */
+export const CATEGORY_PAGE_SIZE = 100;
+export const categoryListQuery = z.object({ ...paginationFields });
+
 export const createCategoryBody = z.object({ name: z.string().trim().min(1).max(100), description: z.string().max(2000).nullable().optional() });
 
 export const idParams = z.object({ id: z.string().min(1) });

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, ilike, inArray, max, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, ilike, inArray, max, or, sql, type SQL } from 'drizzle-orm';
 import type { z } from 'zod';
 import { withTx, type ServiceContext } from '../../platform/context.js';
 import { iso } from '../../platform/dto.js';
@@ -28,6 +28,7 @@ import type {
   updateLessonBody,
   updateModuleBody,
 } from './courses.schemas.js';
+import { CATEGORY_PAGE_SIZE } from './courses.schemas.js';
 
 export const toCourseDto = (c: Course) => ({
   id: c.id,
@@ -509,9 +510,15 @@ export async function deleteLesson(ctx: ServiceContext, lessonId: string) {
   return { id: lesson.id, deleted: true as const };
 }
 
-export async function listCategories(ctx: ServiceContext) {
-  const rows = await ctx.db.select().from(categories).where(inTenant(ctx, categories)).orderBy(asc(categories.name));
-  return rows.map(toCategoryDto);
+/** GET /api/categories: by name, paginated (spec 4.1), CATEGORY_PAGE_SIZE a page by default. */
+export async function listCategories(ctx: ServiceContext, q: { page: number; perPage?: number; limit?: number }) {
+  const page = toPage(q, CATEGORY_PAGE_SIZE);
+  const where = inTenant(ctx, categories);
+  const [rows, [{ total }]] = await Promise.all([
+    ctx.db.select().from(categories).where(where).orderBy(asc(categories.name), asc(categories.id)).limit(page.perPage).offset(pageOffset(page)),
+    ctx.db.select({ total: count() }).from(categories).where(where),
+  ]);
+  return { rows: rows.map(toCategoryDto), meta: pageMeta(page, Number(total)) };
 }
 
 export async function createCategory(ctx: ServiceContext, body: z.infer<typeof createCategoryBody>) {
