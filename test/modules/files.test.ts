@@ -234,14 +234,13 @@ describe('POST /api/files and downloads', () => {
     expect((await t.app.inject({ method: 'GET', url: `/api/files/raw/${row.key}` })).statusCode).toBe(403);
   });
 
-  it('refuses keys outside the caller institution uploads, missing objects and mismatches with 400', async () => {
+  it('refuses keys that are not uploads, missing objects and mismatches with 400; another institution’s upload with 404', async () => {
     const own = (await presign(teacher, { fileName: 'x.txt', contentType: 'text/plain', size: 3 })).body.data;
     const north = (await presign(otherTeacher, { fileName: 'x.txt', contentType: 'text/plain', size: 3 })).body.data;
     expect((await put(pathOf(north.uploadUrl), 'abc', 'text/plain')).statusCode).toBe(201);
     const cases: Array<[string, Record<string, unknown>]> = [
       ['traversal', { key: '../../etc/passwd', name: 'x', contentType: 'text/plain' }],
       ['absolute', { key: '/etc/passwd', name: 'x', contentType: 'text/plain' }],
-      ['another institution', { key: north.key, name: 'x', contentType: 'text/plain' }],
       ['not an upload key', { key: own.key.replace('/uploads/', '/captions/'), name: 'x', contentType: 'text/plain' }],
       ['never uploaded', { key: own.key, name: 'x', contentType: 'text/plain' }],
       ['disallowed type', { key: own.key, name: 'x', contentType: 'text/html' }],
@@ -251,6 +250,10 @@ describe('POST /api/files and downloads', () => {
       expect(res.status, what).toBe(400);
       expect(res.body.error.code).toBe('VALIDATION_ERROR');
     }
+    // Another institution's upload is 404, as another person's is: nothing says it exists.
+    const theirs = await t.request('POST', '/api/files', { token: teacher, body: { key: north.key, name: 'x', contentType: 'text/plain' } });
+    expect(theirs.status).toBe(404);
+    expect(theirs.body.error).toEqual({ code: 'NOT_FOUND', message: 'Upload not found' });
     expect((await put(pathOf(own.uploadUrl), 'abc', 'text/plain')).statusCode).toBe(201);
     const wrongType = await t.request('POST', '/api/files', { token: teacher, body: { key: own.key, name: 'x', contentType: 'application/pdf' } });
     expect(wrongType.status).toBe(400);

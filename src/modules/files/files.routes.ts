@@ -173,7 +173,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         operationId: 'registerFile',
         summary: 'Register an uploaded object as a file',
         description:
-          "The key must come from POST /api/upload by the caller (another person's or an expired, removed upload → " +
+          "The key must come from POST /api/upload by the caller (another person's or another institution's, or an expired, removed upload → " +
           '404 NOT_FOUND) and the object must exist (else 400); the size is read from storage. 409 when the key is ' +
           'already registered.',
         body: registerFileBody,

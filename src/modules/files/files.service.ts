@@ -178,9 +178,9 @@ async function assertCourseAndLesson(ctx: ServiceContext, courseId?: string, les
  */
 export async function registerFile(ctx: ServiceContext, input: RegisterFileInput): Promise<FileDto> {
   const keyIssue = (message: string) => validationError(message, [{ field: 'body.key', message }]);
-  if (!isValidKey(input.key) || !input.key.startsWith(uploadPrefixOf(ctx.institutionId))) {
-    throw keyIssue("key is not an upload key of the caller's institution");
-  }
+  if (!isValidKey(input.key) || input.key.split('/')[1] !== KEY_KIND) throw keyIssue('key is not an upload key');
+  // Another institution's upload is someone else's record: 404 like another person's, below.
+  if (!input.key.startsWith(uploadPrefixOf(ctx.institutionId))) throw notFound('Upload');
   const type = uploadTypeOf(input.contentType);
   if (!type) {
     throw validationError('This content type may not be uploaded', [{ field: 'body.contentType', message: `content type ${JSON.stringify(input.contentType)} is not allowed` }]);
