@@ -283,6 +283,22 @@ describe('POST /api/files and downloads', () => {
       const res = await t.request('POST', '/api/files', { token: teacher, body: { key: p.key, name: 'x', contentType: 'text/plain', ...extra } });
       expect(res.status, JSON.stringify(extra)).toBe(status);
     }
+
+    // A learner links only courses they may see: a draft course (or its lesson) is 404 as
+    // everywhere else, so the answer does not tell that it exists.
+    const draft = await createCourse(t, { status: 'DRAFT', publishedAt: null });
+    const draftLesson = await createLesson(t, { courseId: draft.id });
+    for (const [extra, status] of [
+      [{ courseId: draft.id }, 404],
+      [{ lessonId: draftLesson.id }, 404],
+      [{ courseId: course.id, lessonId: lesson.id }, 201],
+    ] as const) {
+      const p = (await presign(student, { fileName: 'x.txt', contentType: 'text/plain', size: 3 })).body.data;
+      await put(pathOf(p.uploadUrl), 'abc', 'text/plain');
+      const res = await t.request('POST', '/api/files', { token: student, body: { key: p.key, name: 'x', contentType: 'text/plain', ...extra } });
+      expect(res.status, JSON.stringify(extra)).toBe(status);
+    }
+    expect((await uploadFile(teacher, 'd.txt', 'abc', 'text/plain', { courseId: draft.id })).courseId).toBe(draft.id);
   });
 });
 

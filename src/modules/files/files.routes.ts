@@ -175,7 +175,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         description:
           "The key must come from POST /api/upload by the caller (another person's or another institution's, or an expired, removed upload → " +
           '404 NOT_FOUND) and the object must exist (else 400); the size is read from storage. 409 when the key is ' +
-          'already registered.',
+          'already registered. `courseId`/`lessonId` must name a course the caller may see (a learner: published or their own), else 404.',
         body: registerFileBody,
         response: {
           201: envelope(fileSchema),

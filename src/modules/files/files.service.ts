@@ -11,7 +11,7 @@ import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js'
 import { newId } from '../../platform/ids.js';
 import { isStorageError, isValidKey, newObjectKey, type StoredObject } from '../../platform/storage/index.js';
 import { verifySignedUrl, type VerifyFailure } from '../../platform/storage/signed-urls.js';
-import { courses, lessons } from '../courses/courses.tables.js';
+import { requireAccess } from '../access/access.service.js';
 import { files, uploads, type FileRow } from './files.tables.js';
 import { enqueue } from '../../platform/queue/queue.js';
 import { baseContentType, uploadTypeOf, type FileDto, type ListFilesQuery, type PresignDto, type PresignInput, type RegisterFileInput } from './files.schemas.js';
@@ -148,28 +148,16 @@ async function assertWithinQuotas(ctx: ServiceContext, size: number) {
 // ── register, list ─────────────────────────────────────────────────────────────
 
 async function assertCourseAndLesson(ctx: ServiceContext, courseId?: string, lessonId?: string) {
-  let resolvedCourseId = courseId ?? null;
-  if (courseId) {
-    const [c] = await ctx.db
-      .select({ id: courses.id })
-      .from(courses)
-      .where(byId(ctx, courses, courseId))
-      .limit(1);
-    if (!c) throw notFound('Course');
+  // Only a course the caller may see (a learner: a published one or their own): a draft is 404
+  // to them here as everywhere, so linking a file cannot tell that it exists.
+  if (courseId) await requireAccess(ctx, 'course.view', courseId);
+  if (!lessonId) return { courseId: courseId ?? null, lessonId: null };
+  const { lesson } = await requireAccess(ctx, 'lesson.view', lessonId);
+  if (courseId && lesson.courseId !== courseId) {
+    throw validationError('The lesson is not part of this course', [{ field: 'body.lessonId', message: 'lesson of another course' }]);
   }
-  if (lessonId) {
-    const [l] = await ctx.db
-      .select({ id: lessons.id, courseId: lessons.courseId })
-      .from(lessons)
-      .where(byId(ctx, lessons, lessonId))
-      .limit(1);
-    if (!l) throw notFound('Lesson');
-    if (courseId && l.courseId !== courseId) {
-      throw validationError('The lesson is not part of this course', [{ field: 'body.lessonId', message: 'lesson of another course' }]);
-    }
-    resolvedCourseId = l.courseId;
-  }
-  return { courseId: resolvedCourseId, lessonId: lessonId ?? null };
+  if (!courseId) await requireAccess(ctx, 'course.view', lesson.courseId);
+  return { courseId: lesson.courseId, lessonId };
 }
 
 /**
