@@ -1,3 +1,4 @@
+import { API_HEADERS } from '../../src/platform/http/response-headers.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -302,6 +303,7 @@ describe('per-request pipeline', () => {
     const res = await t.request('GET', '/api/notes/%E0%A4%A', { headers: { 'x-request-id': 'bad-url-1' } });
     expect(res.status).toBe(400);
     expect(res.headers['x-request-id']).toBe('bad-url-1');
+    for (const [name, value] of Object.entries(API_HEADERS)) expect(res.headers[name], name).toBe(value);
   });
 });
 

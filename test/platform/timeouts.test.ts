@@ -7,6 +7,21 @@ import { connect, type Socket } from 'node:net';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { API_HEADERS } from '../../src/platform/http/response-headers.js';
+
+/** The header lines of a raw answer, by lower-case name. */
+function headersOf(answer: string): Record<string, string> {
+  const lines = answer.slice(0, answer.indexOf('\r\n\r\n')).split('\r\n').slice(1);
+  return Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+}
+
+/** Answers written before routing still carry the request id and the API security headers. */
+function expectAnswerHeaders(answer: string, requestId?: string) {
+  const headers = headersOf(answer);
+  if (requestId) expect(headers['x-request-id']).toBe(requestId);
+  else expect(headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  for (const [name, value] of Object.entries(API_HEADERS)) expect(headers[name], name).toBe(value);
+}
 
 let t: TestApp;
 let port: number;
@@ -38,7 +53,7 @@ async function trickle(first: string, next: string, everyMs: number): Promise<{ 
 
 describe('request timeouts', () => {
   it('closes a connection whose body trickles in too slowly, with 408 in the envelope', async () => {
-    const head = `POST /api/test/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`;
+    const head = `POST /api/test/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: slow-body-1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`;
     const { answer, elapsedMs } = await trickle(head, ' ', 200);
     expect(elapsedMs).toBeLessThan(8000);
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
@@ -46,12 +61,14 @@ describe('request timeouts', () => {
       data: null,
       error: { code: 'REQUEST_TIMEOUT', message: expect.any(String) },
     });
+    expectAnswerHeaders(answer, 'slow-body-1');
   }, 20_000);
 
   it('closes a connection whose headers trickle in too slowly', async () => {
     const { answer, elapsedMs } = await trickle('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n', 'X-A: b\r\n', 200);
     expect(elapsedMs).toBeLessThan(8000);
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    expectAnswerHeaders(answer);
   }, 20_000);
 
   it('answers a prompt request as usual', async () => {
@@ -74,5 +91,13 @@ describe('requests the HTTP parser refuses', () => {
       data: null,
       error: { code: 'VALIDATION_ERROR', message: 'Malformed HTTP request' },
     });
+    expectAnswerHeaders(answer);
+  });
+
+  it('answers headers over the limit with 431 in the envelope, with the API headers', async () => {
+    const { answer } = await trickle(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, '', 60_000);
+    expect(answer).toMatch(/^HTTP\/1\.1 431/);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error.code).toBe('REQUEST_HEADER_FIELDS_TOO_LARGE');
+    expectAnswerHeaders(answer);
   });
 });

@@ -1,8 +1,10 @@
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type ErrorCode } from './errors.js';
 import { isDatabaseUnavailable, isForeignKeyViolation } from '../db/errors.js';
+import { API_HEADERS, requestIdOf } from './response-headers.js';
 
 const FASTIFY_CODE_MAP: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
@@ -90,7 +92,8 @@ export function toAppError(err: FastifyError | Error, req: FastifyRequest): AppE
 
 /** Router errors (bad percent-encoding, path parameter too long): 400 in the envelope. */
 export function sendFrameworkError(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
-  // No hook runs for a request refused before routing: its request id is set here.
+  // No hook runs for a request refused before routing: its request id and headers are set here.
+  reply.headers(API_HEADERS);
   reply.header('x-request-id', req.id);
   return sendError(reply, 400, 'VALIDATION_ERROR', err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long' : 'The URL is not valid');
 }
@@ -190,6 +193,11 @@ function knownMethodsByPath(app: FastifyInstance): (path: string) => string[] {
   };
 }
 
+/** The API security headers as raw header lines, for answers written straight to the socket. */
+const API_HEADER_LINES = Object.entries(API_HEADERS)
+  .map(([name, value]) => `${name}: ${value}\r\n`)
+  .join('');
+
 /**
  * Errors the HTTP server meets before Fastify sees a request (a body or headers not received
  * within REQUEST_TIMEOUT_MS / HEADERS_TIMEOUT_MS, oversized headers, unparsable HTTP): answered
@@ -197,6 +205,10 @@ function knownMethodsByPath(app: FastifyInstance): (path: string) => string[] {
  */
 export function clientErrorHandler(err: Error & { code?: string }, socket: Socket) {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  // A request whose headers were read (its body too slow) has its answer object on the socket:
+  // a sent x-request-id is echoed; otherwise (or for headers never read) a fresh id.
+  const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  const requestId = requestIdOf(pending?.req?.headers['x-request-id']);
   const [status, code, message] =
     err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? [408, 'REQUEST_TIMEOUT', 'The request was not received in time']
@@ -206,7 +218,8 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Socke
   const body = JSON.stringify({ data: null, error: { code, message } });
   if (socket.writable) {
     socket.write(
-      `HTTP/1.1 ${status} ${code.replace(/_/g, ' ')}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      `HTTP/1.1 ${status} ${code.replace(/_/g, ' ')}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\n${API_HEADER_LINES}\r\n${body}`,
     );
   }
   socket.destroy();

@@ -33,6 +33,17 @@ export function helmetHeaders(options: HelmetOptions): Record<string, string> {
  */
 export const API_SECURITY_HEADERS = ['strict-transport-security', 'x-content-type-options', 'x-frame-options', 'cross-origin-resource-policy'] as const;
 
+/** The API part of helmet's set for `options` (computed once; none depends on the request). */
+export function apiSecurityHeaders(options: HelmetOptions = HELMET_OPTIONS): Record<string, string> {
+  const all = helmetHeaders(options);
+  const api: Record<string, string> = {};
+  for (const name of API_SECURITY_HEADERS) if (all[name] !== undefined) api[name] = all[name];
+  return api;
+}
+
+/** With the default options: what every answer carries, also those sent before routing. */
+export const API_HEADERS: Readonly<Record<string, string>> = Object.freeze(apiSecurityHeaders());
+
 const isJson = (contentType: unknown) => typeof contentType === 'string' && contentType.startsWith('application/json');
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -53,8 +64,7 @@ export function requestIdOf(given: string | string[] | undefined): string {
  */
 export function registerResponseHeaders(app: FastifyInstance, options: HelmetOptions = HELMET_OPTIONS) {
   const all = helmetHeaders(options);
-  const api: Record<string, string> = {};
-  for (const name of API_SECURITY_HEADERS) if (all[name] !== undefined) api[name] = all[name];
+  const api = options === HELMET_OPTIONS ? API_HEADERS : apiSecurityHeaders(options);
   const documentOnly = Object.entries(all).filter(([name]) => api[name] === undefined);
   let closing = false;
   app.addHook('preClose', async () => {
