@@ -45,7 +45,12 @@ const envSchema = z.object({
     .optional(),
   /** The built web app (index.html and assets); default dist/web next to the compiled server, web/dist next to the sources. */
   WEB_DIR: z.string().min(1).optional(),
-  CORS_ORIGINS: z.string().optional(),
+  CORS_ORIGINS: z
+    .string()
+    .refine((v) => v.split(',').every((o) => o.trim() === '' || isWebOrigin(o.trim())), {
+      message: 'must be a comma-separated list of origins such as https://app.example.org (scheme, host and optional port)',
+    })
+    .optional(),
   CRM_API_KEY: z.string().min(1).optional(),
   CRM_BASE_DOMAIN: z
     .string()
@@ -177,6 +182,15 @@ function isProxyAddress(value: string): boolean {
 }
 
 /** TRUST_PROXY as Fastify's `trustProxy` takes it: false, a hop count, or addresses/CIDRs. */
+/** `http(s)://host[:port]` (a trailing `/` allowed) and nothing else: what a browser sends as `Origin`. */
+function isWebOrigin(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  const http = url.protocol === 'http:' || url.protocol === 'https:';
+  const bare = !url.username && !url.password && !url.search && !url.hash && url.pathname === '/' && !/^[a-z]+:\/\/[^/]+\/./i.test(value);
+  return http && bare;
+}
+
 function trustProxyFrom(value: string | undefined): false | number | string[] {
   const v = value?.trim();
   if (!v || v === 'false') return false;
@@ -303,9 +317,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, options: Loa
     isProduction,
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/$/, ''),
     storageUrl: env.STORAGE_URL ?? `file://${env.DATA_DIR}/files`,
+    // As browsers write Origin (lower-case host, no default port, no slash): CORS compares strings.
     corsOrigins: (env.CORS_ORIGINS ?? '')
       .split(',')
       .map((s) => s.trim())
-      .filter(Boolean),
+      .filter(Boolean)
+      .map((o) => new URL(o).origin),
   };
 }

@@ -58,6 +58,18 @@ describe('config', () => {
     expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/33' })).toThrow(/TRUST_PROXY/);
   });
 
+  it('reads CORS_ORIGINS as origins (written as browsers send them) and stops on anything else', () => {
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: 'https://App.Example.org, http://localhost:5173/,https://x.org:443' }).corsOrigins).toEqual([
+      'https://app.example.org',
+      'http://localhost:5173',
+      'https://x.org',
+    ]);
+    for (const bad of ['notanorigin', 'ftp://x.org', 'https://x.org/path', 'https://x.org?q=1', 'https://u:p@x.org', '*']) {
+      expect(() => loadConfig({ CORS_ORIGINS: bad }), bad).toThrow(/CORS_ORIGINS/);
+    }
+  });
+
   it('needs HEADERS_TIMEOUT_MS within REQUEST_TIMEOUT_MS', () => {
     expect(loadConfig({}).REQUEST_TIMEOUT_MS).toBe(30_000);
     expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '5000', HEADERS_TIMEOUT_MS: '6000' })).toThrow(/HEADERS_TIMEOUT_MS/);
