@@ -91,6 +91,8 @@ describe('session tokens', () => {
     ['HS512 instead of HS256', async () => new SignJWT(claims).setProtectedHeader({ alg: 'HS512' }).setExpirationTime('1h').sign(new TextEncoder().encode(SECRET))],
     ['an expired token', async () => hs256(claims, SECRET, '-1m')],
     ['no institutionId', async () => hs256({ ...claims, institutionId: undefined })],
+    ['a NUL in institutionId', async () => hs256({ ...claims, institutionId: 'inst_demo\u0000' })],
+    ['a control character in contactId', async () => hs256({ ...claims, contactId: 'c_demo_stu_01\n' })],
     ['an unknown role', async () => hs256({ ...claims, role: 'JANITOR' })],
     ['garbage', async () => 'not.a.token'],
   ];

@@ -24,12 +24,19 @@ export interface Session {
   expiresAt: string | null;
 }
 
+/** An id claim: it goes into queries, so no control characters (a NUL would fail in the database). */
+const idClaim = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^\u0000-\u001f\u007f]+$/);
+
 const claimsSchema = z.object({
-  sub: z.string().min(1).optional(),
-  id: z.string().min(1).optional(),
-  institutionId: z.string().min(1),
+  sub: idClaim.optional(),
+  id: idClaim.optional(),
+  institutionId: idClaim,
   role: z.enum(ROLES),
-  contactId: z.string().min(1).nullish(),
+  contactId: idClaim.nullish(),
   isContact: z.boolean().nullish(),
   contactType: z.string().nullish(),
   permissions: z.array(z.string()).nullish(),
