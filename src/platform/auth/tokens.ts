@@ -29,7 +29,7 @@ const idClaim = z
   .string()
   .min(1)
   .max(200)
-  .regex(/^[^\u0000-\u001f\u007f]+$/);
+  .refine((v) => !/\p{Cc}/u.test(v));
 
 const claimsSchema = z.object({
   sub: idClaim.optional(),
