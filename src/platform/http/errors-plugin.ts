@@ -46,9 +46,15 @@ const MULTIPART_PARSE_ERROR =
  */
 const DB_INPUT_ERRORS = new Set(['22021', '22P05', '22008']);
 
+/** Node's error for a request body whose connection closed before it ended. */
+export const isClientAbort = (err: Error & { code?: unknown }) => err.message === 'aborted' && err.code === 'ECONNRESET';
+
 /** Any error as the AppError the client is told about (logged when it is a bug). */
 export function toAppError(err: FastifyError | Error, req: FastifyRequest): AppError {
   if (err instanceof AppError) return err;
+  // The body stream of a client that went away (or was cut off by REQUEST_TIMEOUT_MS): Node's
+  // "aborted", whose ECONNRESET would otherwise read as a lost database connection.
+  if (isClientAbort(err)) return new AppError('VALIDATION_ERROR', 'The request body was not received completely');
   if (!(err as FastifyError).code && !(err as FastifyError).statusCode && MULTIPART_PARSE_ERROR.test(err.message)) {
     return new AppError('VALIDATION_ERROR', `Malformed multipart body: ${err.message}`);
   }
