@@ -288,6 +288,47 @@ describe('course completion', () => {
   });
 });
 
+describe('progress when the course changes (issue 4: progress = completed required / required)', () => {
+  it('adding, deleting or un-requiring a lesson moves every enrollment now; one that is then complete is completed once by the worker', async () => {
+    const { course, lessons } = await courseWithLessons(4, { certificateEnabled: true, ownerId: 'u_demo_teacher', title: 'Changing course' });
+    const a = await enroll(t, { courseId: course.id, studentId: stu(21) });
+    const b = await enroll(t, { courseId: course.id, studentId: stu(22) });
+    for (const l of lessons.slice(0, 2)) expectOk(await progress(student(21), l.id, { completed: true }));
+    expectOk(await progress(student(22), lessons[0].id, { completed: true }));
+    const progressOf = async () =>
+      Object.fromEntries((await t.db.select().from(enrollments).where(eq(enrollments.courseId, course.id))).map((e) => [e.id, [e.progress, e.status]]));
+    expect(await progressOf()).toEqual({ [a.id]: [50, 'ACTIVE'], [b.id]: [25, 'ACTIVE'] });
+    const lastAccessed = (await t.db.select().from(enrollments).where(eq(enrollments.id, a.id)))[0]!.lastAccessedAt;
+
+    // A fifth required lesson: 2/5 and 1/5.
+    const added = expectOk(await t.request('POST', `/api/courses/${course.id}/lessons`, { token: teacher, body: { title: 'Fifth', type: 'TEXT' } }), 201);
+    expect(await progressOf()).toEqual({ [a.id]: [40, 'ACTIVE'], [b.id]: [20, 'ACTIVE'] });
+    // Deleted: back to 2/4 and 1/4; made optional: 2/3 and 1/3.
+    expectOk(await t.request('DELETE', `/api/lessons/${added.id}`, { token: teacher }));
+    expect(await progressOf()).toEqual({ [a.id]: [50, 'ACTIVE'], [b.id]: [25, 'ACTIVE'] });
+    expectOk(await t.request('PATCH', `/api/lessons/${lessons[2].id}`, { token: teacher, body: { isRequired: false } }));
+    expect(await progressOf()).toEqual({ [a.id]: [67, 'ACTIVE'], [b.id]: [33, 'ACTIVE'] });
+    expect(expectOk(await t.request('GET', '/api/my-courses', { token: student(21) })).find((r: any) => r.courseId === course.id)).toMatchObject({ progress: 67 });
+
+    // The last lesson a still lacks goes: a has every required lesson, and the worker completes it once.
+    expectOk(await t.request('DELETE', `/api/lessons/${lessons[3].id}`, { token: teacher }));
+    expect(await progressOf()).toEqual({ [a.id]: [100, 'ACTIVE'], [b.id]: [50, 'ACTIVE'] });
+    await t.worker.drain();
+    expect(await progressOf()).toEqual({ [a.id]: [100, 'COMPLETED'], [b.id]: [50, 'ACTIVE'] });
+    const [done] = await t.db.select().from(enrollments).where(eq(enrollments.id, a.id));
+    expect(done.completedAt).not.toBeNull();
+    expect(done.lastAccessedAt).toEqual(lastAccessed);
+    expect(await t.db.select().from(certificates).where(eq(certificates.enrollmentId, a.id))).toHaveLength(1);
+    expect(await t.db.select().from(crmCompletions).where(eq(crmCompletions.enrollmentId, a.id))).toHaveLength(1);
+
+    // A COMPLETED enrollment keeps its 100 when a lesson is added.
+    await t.request('POST', `/api/courses/${course.id}/lessons`, { token: teacher, body: { title: 'Sixth', type: 'TEXT' } });
+    await t.worker.drain();
+    expect(await progressOf()).toEqual({ [a.id]: [100, 'COMPLETED'], [b.id]: [33, 'ACTIVE'] });
+    expect(await t.db.select().from(certificates).where(eq(certificates.enrollmentId, a.id))).toHaveLength(1);
+  });
+});
+
 describe('GET /api/certificates/verify', () => {
   let code: string;
   let number: string;

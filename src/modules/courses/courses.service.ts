@@ -10,6 +10,7 @@ import { escapeLike } from '../../platform/db/like.js';
 import { byId, inTenant } from '../../platform/db/tenancy.js';
 import { enqueue } from '../../platform/queue/queue.js';
 import { courseState, openableLessonIds, ownEnrollment, requireAccess } from '../access/access.service.js';
+import { refreshCourseProgress } from '../progress/course-progress.js';
 import { scormPackageFiles, scormPackages } from '../scorm/scorm.tables.js';
 import { captionTracks } from '../captions/captions.tables.js';
 import { copyAssignments } from '../assignments/assignments.copy.js';
@@ -452,6 +453,8 @@ export async function createLesson(ctx: ServiceContext, courseId: string, body: 
       })
       .returning();
     await touchCourse(tx, course.id);
+    // One more lesson to complete: every enrollment's progress moves now.
+    await refreshCourseProgress(tx, course.id);
     await audit(tx, { action: 'lesson.create', targetType: 'lesson', targetId: lesson.id, after: snapshot(lesson, LESSON_AUDITED) });
     return toLessonDto(lesson);
   });
@@ -471,6 +474,7 @@ export async function updateLesson(ctx: ServiceContext, lessonId: string, body: 
       .where(byId(tx, lessons, lesson.id))
       .returning();
     if (!updated) throw notFound('Lesson');
+    if (updated.isRequired !== lesson.isRequired) await refreshCourseProgress(tx, lesson.courseId);
     const keys = [...Object.keys(patch), ...(unlockAt !== undefined ? ['unlockAt'] : [])] as Array<keyof Lesson>;
     await audit(tx, { action: 'lesson.update', targetType: 'lesson', targetId: lesson.id, ...changes(lesson, updated, keys) });
     return toLessonDto(updated);
@@ -506,6 +510,7 @@ export async function deleteLesson(ctx: ServiceContext, lessonId: string) {
       await enqueue(tx.db, ctx.clock, 'storage.deleteObjects', { keys: keys.slice(i, i + 10_000) }, { institutionId: ctx.institutionId });
     }
     await touchCourse(tx, lesson.courseId);
+    if (gone) await refreshCourseProgress(tx, lesson.courseId);
   });
   return { id: lesson.id, deleted: true as const };
 }

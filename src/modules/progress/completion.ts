@@ -23,7 +23,9 @@ export interface CompletionResult {
  * complete it twice — and the certificate and CRM completion push are recorded in the same
  * transaction.
  */
-export async function recomputeEnrollment(ctx: ServiceContext, course: Course, enrollment: Enrollment): Promise<CompletionResult> {
+export async function recomputeEnrollment(ctx: ServiceContext, course: Course, enrollment: Enrollment, opts: { touch?: boolean } = {}): Promise<CompletionResult> {
+  // The learner's own writes mark the enrollment accessed; the service's recomputations do not.
+  const accessed = opts.touch === false ? {} : { lastAccessedAt: ctx.clock.now() };
   const [counts] = await ctx.db
     .select({
       total: sql<number>`count(*)::int`,
@@ -51,7 +53,7 @@ export async function recomputeEnrollment(ctx: ServiceContext, course: Course, e
         progress: completed ? Math.max(progress, enrollment.progress) : progress,
         // A completed enrollment's final score follows later changes of its lesson scores (a regrade).
         ...(completed && { finalScore }),
-        lastAccessedAt: now,
+        ...accessed,
         updatedAt: now,
       })
       .where(byId(ctx, enrollments, enrollment.id))
@@ -61,7 +63,7 @@ export async function recomputeEnrollment(ctx: ServiceContext, course: Course, e
 
   const [completed] = await ctx.db
     .update(enrollments)
-    .set({ status: 'COMPLETED', progress: 100, completedAt: now, finalScore, lastAccessedAt: now, updatedAt: now })
+    .set({ status: 'COMPLETED', progress: 100, completedAt: now, finalScore, ...accessed, updatedAt: now })
     .where(and(byId(ctx, enrollments, enrollment.id), eq(enrollments.status, 'ACTIVE')))
     .returning();
   if (!completed) {

@@ -1,4 +1,5 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
+import { progressJobs } from './course-progress.js';
 import { typed } from '../types.js';
 import { envelope, ok } from '../../platform/http/envelope.js';
 import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
@@ -145,4 +146,4 @@ const routes: ModuleRoutes = async (app, deps) => {
   );
 };
 
-export const progressModule: AppModule = { name: 'progress', routes };
+export const progressModule: AppModule = { name: 'progress', routes, jobs: progressJobs };

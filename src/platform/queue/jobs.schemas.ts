@@ -58,6 +58,15 @@ export const jobDefinitions = defineJobs({
     payload: z.object({ keys: z.array(z.string().min(1)).min(1).max(10_000) }),
     timeoutMs: 120_000,
   },
+  /**
+   * A course's lessons changed and these ACTIVE enrollments now have every required lesson
+   * complete: complete them (certificate, CRM push, notification, points), each once.
+   */
+  'progress.completeEnrollments': {
+    payload: z.object({ institutionId: z.string().min(1), courseId: z.string().min(1), enrollmentIds: z.array(z.string().min(1)).min(1).max(5_000) }),
+    timeoutMs: 10 * 60_000,
+    maxAttempts: 8,
+  },
   /** A day after a presign: remove the object if the upload was never registered. */
   'files.removeUnregistered': {
     payload: z.object({ uploadId: z.string().min(1), institutionId: jobInstitution }),

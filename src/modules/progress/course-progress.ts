@@ -1,0 +1,108 @@
+import { sql } from 'drizzle-orm';
+import { serviceContext, withTx, type Deps, type ServiceContext } from '../../platform/context.js';
+import { rawRows } from '../../platform/db/client.js';
+import { byId } from '../../platform/db/tenancy.js';
+import { enqueue } from '../../platform/queue/queue.js';
+import type { Session } from '../../platform/auth/tokens.js';
+import { courses } from '../courses/courses.tables.js';
+import { enrollments } from '../enrollments/enrollments.tables.js';
+import { recordLearning } from '../gamification/gamification.service.js';
+import type { ModuleJobs } from '../types.js';
+import { recomputeEnrollment } from './completion.js';
+
+export const COMPLETE_ENROLLMENTS_JOB = 'progress.completeEnrollments' as const;
+/** Enrollment ids per job (the job payload limit). */
+const IDS_PER_JOB = 5_000;
+
+/**
+ * After a course's set of lessons changed (a lesson added or deleted, made required or
+ * optional), in the caller's transaction: every ACTIVE or COMPLETED enrollment's progress is
+ * again completed required lessons / required lessons (all lessons when none is required), in
+ * one statement, with `recomputeEnrollment`'s rounding; a COMPLETED one never goes down. An
+ * ACTIVE enrollment whose required lessons are now all complete is completed by a job
+ * enqueued in the same transaction (certificate, CRM push, notification and points, as a
+ * progress write would do), so a teacher's edit does not issue hundreds of certificates inline.
+ */
+export async function refreshCourseProgress(tx: ServiceContext, courseId: string): Promise<void> {
+  const now = tx.clock.now().toISOString();
+  const complete = await rawRows<{ id: string }>(
+    tx.db,
+    sql`with c as (
+          select count(*)::int as total, (count(*) filter (where is_required))::int as required
+          from lessons where institution_id = ${tx.institutionId} and course_id = ${courseId}
+        ),
+        n as (
+          select e.id, e.status, e.progress,
+            case when c.required > 0 then c.required else c.total end as needed,
+            (select count(*)::int from lesson_progress lp
+               join lessons l on l.institution_id = lp.institution_id and l.id = lp.lesson_id
+               where lp.institution_id = e.institution_id and lp.enrollment_id = e.id and lp.completed
+                 and (c.required = 0 or l.is_required)) as done
+          from enrollments e cross join c
+          where e.institution_id = ${tx.institutionId} and e.course_id = ${courseId} and e.status in ('ACTIVE', 'COMPLETED')
+        ),
+        v as (
+          select id, status, progress, needed, done,
+            case when needed = 0 then 0 else round(done * 100.0 / needed)::int end as value
+          from n
+        ),
+        changed as (
+          update enrollments e
+          set progress = case when v.status = 'COMPLETED' then greatest(v.progress, v.value) else v.value end, updated_at = ${now}::timestamptz
+          from v
+          where e.institution_id = ${tx.institutionId} and e.id = v.id
+            and e.progress <> (case when v.status = 'COMPLETED' then greatest(v.progress, v.value) else v.value end)
+          returning e.id
+        )
+        select id from v where status = 'ACTIVE' and needed > 0 and done >= needed`,
+  );
+  const ids = complete.map((r) => r.id);
+  for (let i = 0; i < ids.length; i += IDS_PER_JOB) {
+    const payload = { institutionId: tx.institutionId, courseId, enrollmentIds: ids.slice(i, i + IDS_PER_JOB) };
+    await enqueue(tx.db, tx.clock, COMPLETE_ENROLLMENTS_JOB, payload, { institutionId: tx.institutionId });
+  }
+}
+
+/** The service acting for the institution in a job: no person, ADMIN rights. */
+const systemActor = (institutionId: string): Session => ({
+  userId: 'system',
+  personId: 'system',
+  institutionId,
+  role: 'ADMIN',
+  contactId: null,
+  isContact: false,
+  contactType: null,
+  permissions: [],
+  email: null,
+  name: null,
+  expiresAt: null,
+});
+
+/**
+ * Completes the listed enrollments that are still ACTIVE, each in its own transaction under
+ * its row lock, through `recomputeEnrollment` (which completes at most once), and awards the
+ * course-completion points. A retry redoes only what is left.
+ */
+export async function completeEnrollments(deps: Deps, institutionId: string, courseId: string, enrollmentIds: string[]): Promise<number> {
+  const base = serviceContext(deps, systemActor(institutionId), deps.log, null);
+  const [course] = await base.db.select().from(courses).where(byId(base, courses, courseId));
+  if (!course) return 0;
+  let completed = 0;
+  for (const id of enrollmentIds) {
+    await withTx(base, async (tx) => {
+      const [enrollment] = await tx.db.select().from(enrollments).where(byId(tx, enrollments, id)).for('update');
+      if (!enrollment || enrollment.status !== 'ACTIVE') return;
+      const result = await recomputeEnrollment(tx, course, enrollment, { touch: false });
+      if (!result.completedNow) return;
+      completed++;
+      await recordLearning(tx, enrollment.studentId, [{ kind: 'COURSE_COMPLETED', courseId: course.id }]);
+    });
+  }
+  return completed;
+}
+
+export const progressJobs: ModuleJobs = (deps) => ({
+  [COMPLETE_ENROLLMENTS_JOB]: async ({ payload }) => {
+    await completeEnrollments(deps, payload.institutionId, payload.courseId, payload.enrollmentIds);
+  },
+});
