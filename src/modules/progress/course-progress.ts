@@ -85,12 +85,19 @@ const systemActor = (institutionId: string): Session => ({
  */
 export async function completeEnrollments(deps: Deps, institutionId: string, courseId: string, enrollmentIds: string[]): Promise<number> {
   const base = serviceContext(deps, systemActor(institutionId), deps.log, null);
-  const [course] = await base.db.select().from(courses).where(byId(base, courses, courseId));
+  const [course] = await base.db
+    .select()
+    .from(courses)
+    .where(byId(base, courses, courseId));
   if (!course) return 0;
   let completed = 0;
   for (const id of enrollmentIds) {
     await withTx(base, async (tx) => {
-      const [enrollment] = await tx.db.select().from(enrollments).where(byId(tx, enrollments, id)).for('update');
+      const [enrollment] = await tx.db
+        .select()
+        .from(enrollments)
+        .where(byId(tx, enrollments, id))
+        .for('update');
       if (!enrollment || enrollment.status !== 'ACTIVE') return;
       const result = await recomputeEnrollment(tx, course, enrollment, { touch: false });
       if (!result.completedNow) return;
