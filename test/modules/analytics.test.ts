@@ -275,6 +275,24 @@ describe('running reports', () => {
   it('derives compliance status and live attendance as their modules do', async () => {
     const compliance = expectOk(await run(teacher, { definition: { entity: 'complianceRecords', columns: ['status', 'training.title', 'course.id'] } }));
     expect(compliance.rows).toEqual([{ status: 'OVERDUE', 'training.title': 'Safety', 'course.id': a.courseId }]);
+    // A completion recorded before the cycle was assigned (the learner had finished the course
+    // already) is COMPLETED in both places.
+    const now = t.clock.now();
+    const trainingId = newId();
+    await t.db
+      .insert(complianceTrainings)
+      .values({ institutionId: 'inst_demo', id: trainingId, courseId: a.courseId, title: 'Earlier', dueDate: now, createdBy: DEMO_ADMIN_ID, createdAt: now, updatedAt: now });
+    const early = { trainingId, personId: a.studentId, assignedAt: now, dueAt: new Date(now.getTime() - 1000), completedAt: new Date(now.getTime() - 86_400_000) };
+    await t.db.insert(complianceRecords).values({ institutionId: 'inst_demo', id: newId(), ...early, createdAt: now, updatedAt: now });
+    try {
+      const filters = [{ field: 'trainingId', op: 'eq', value: trainingId }];
+      const report = expectOk(await run(teacher, { definition: { entity: 'complianceRecords', columns: ['status'], filters } }));
+      const records = expectOk(await t.request('GET', '/api/compliance/records', { token: teacher, query: { trainingId } }));
+      expect([report.rows.map((r: any) => r.status), records.map((r: any) => r.status)]).toEqual([['COMPLETED'], ['COMPLETED']]);
+    } finally {
+      await t.db.delete(complianceRecords).where(eq(complianceRecords.trainingId, trainingId));
+      await t.db.delete(complianceTrainings).where(eq(complianceTrainings.id, trainingId));
+    }
     const attendance = expectOk(await run(teacher, { definition: { entity: 'liveAttendance', columns: ['personId', 'joinCount', 'attended', 'session.status'] } }));
     // The session is LIVE: nobody has attended (or missed) it yet.
     expect(attendance.rows).toEqual([{ personId: a.studentId, joinCount: 1, attended: false, 'session.status': 'LIVE' }]);

@@ -19,6 +19,7 @@ import { certificates } from '../certificates/certificates.tables.js';
 import { ATTENDANCE_MARKS, LIVE_SESSION_STATUSES, liveSessionParticipants, liveSessions } from '../live-sessions/live-sessions.tables.js';
 import { lessonNotes } from '../notes/notes.tables.js';
 import { complianceRecords, complianceTrainings } from '../compliance/compliance.tables.js';
+import { complianceStatusSql } from '../compliance/compliance.status.js';
 
 export const FIELD_TYPES = ['string', 'enum', 'integer', 'number', 'boolean', 'timestamp'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
@@ -202,11 +203,14 @@ const attendedExpr = () =>
   sql`(${liveSessions.status} = 'COMPLETED' and (${liveSessionParticipants.mark} = 'PRESENT' or (${liveSessionParticipants.mark} is null and ${liveSessionParticipants.joinCount} > 0)))`;
 
 /** The compliance record's status as the compliance module derives it (WAIVED, COMPLETED, OVERDUE, ASSIGNED). */
-const complianceStatusExpr = (scope: ExprScope) => sql`case
-  when ${complianceRecords.waivedAt} is not null then 'WAIVED'
-  when coalesce(${complianceRecords.completedAt}, ${enrollments.completedAt}) >= ${complianceRecords.assignedAt} then 'COMPLETED'
-  when ${complianceRecords.dueAt} < ${scope.now.toISOString()}::timestamptz then 'OVERDUE'
-  else 'ASSIGNED' end`;
+const complianceColumns = {
+  waivedAt: complianceRecords.waivedAt,
+  completedAt: complianceRecords.completedAt,
+  assignedAt: complianceRecords.assignedAt,
+  dueAt: complianceRecords.dueAt,
+  enrollmentCompletedAt: enrollments.completedAt,
+};
+const complianceStatusExpr = (scope: ExprScope) => complianceStatusSql(complianceColumns, scope.now);
 
 export const ENTITIES: readonly EntityDef[] = [
   {

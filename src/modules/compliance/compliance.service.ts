@@ -17,6 +17,7 @@ import { isCrmError } from '../../platform/crm/client.js';
 import type { CrmRosterEntry } from '../../platform/crm/types.js';
 import { notify } from '../notifications/notify.js';
 import { audit, snapshot } from '../audit/audit.js';
+import { complianceCompletionSql, complianceStatusSql } from './compliance.status.js';
 import { complianceRecords, complianceTrainings, type ComplianceStatus, type ComplianceTraining } from './compliance.tables.js';
 import type { WaiveBody } from './compliance.schemas.js';
 
@@ -315,12 +316,15 @@ export async function listTrainings(ctx: ServiceContext, q: { page: number; perP
  * then COMPLETED (a completion recorded for the cycle, or the course completed since the cycle
  * began), then OVERDUE (past due), else ASSIGNED.
  */
-const completionSql = sql`coalesce(r.completed_at, case when e.completed_at >= r.assigned_at then e.completed_at end)`;
-const statusSql = (now: Date) => sql<ComplianceStatus>`case
-  when r.waived_at is not null then 'WAIVED'
-  when ${completionSql} is not null then 'COMPLETED'
-  when r.due_at < ${now.toISOString()}::timestamptz then 'OVERDUE'
-  else 'ASSIGNED' end`;
+const recordColumns = {
+  waivedAt: sql`r.waived_at`,
+  completedAt: sql`r.completed_at`,
+  assignedAt: sql`r.assigned_at`,
+  dueAt: sql`r.due_at`,
+  enrollmentCompletedAt: sql`e.completed_at`,
+};
+const completionSql = complianceCompletionSql(recordColumns);
+const statusSql = (now: Date) => complianceStatusSql(recordColumns, now);
 
 interface RecordRow {
   id: string;
