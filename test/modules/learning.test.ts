@@ -518,6 +518,12 @@ describe('interactive block answers', () => {
     const free = await createLesson(t, { courseId: course.id, type: 'INTERACTIVE', content: '<p>Which is right?</p>' });
     const freeUrl = `/api/lessons/${free.id}/blocks/anything-1/answer`;
     expect(expectOk(await t.request('POST', freeUrl, { token: student(21), body: { answer: 2 } }))).toMatchObject({ blockId: 'anything-1', answer: 2, isCorrect: null });
+    // An answer comes back as it was sent: a string that reads as JSON stays a string.
+    const textUrl = `/api/lessons/${free.id}/blocks/text-1/answer`;
+    for (const answer of ['42', 'true', '[1,2]', 'null', '"q"']) {
+      expect(expectOk(await t.request('POST', textUrl, { token: student(21), body: { answer } })).answer, answer).toBe(answer);
+      expect(expectOk(await t.request('GET', textUrl, { token: student(21) })).answer, answer).toBe(answer);
+    }
     expect(expectOk(await t.request('GET', freeUrl, { token: student(21) }))).toMatchObject({ answer: 2 });
     expect(expectOk(await t.request('GET', freeUrl, { token: student(22) }))).toBeNull();
   });

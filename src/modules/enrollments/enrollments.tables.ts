@@ -1,5 +1,6 @@
 import { boolean, foreignKey, index, integer, jsonb, pgTable, real, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { courses, lessons } from '../courses/courses.tables.js';
+import { jsonValue } from '../../platform/db/json-value.js';
 import { learningPaths } from '../learning-paths/learning-paths.tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -117,7 +118,8 @@ export const blockAnswers = pgTable(
     lessonId: text('lesson_id').notNull(),
     blockId: text('block_id').notNull(),
     studentId: text('student_id').notNull(),
-    answer: jsonb('answer').$type<unknown>().notNull(),
+    // Any JSON value, a bare string too (Drizzle's jsonb would read "42" back as 42).
+    answer: jsonValue('answer').notNull(),
     isCorrect: boolean('is_correct'),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
