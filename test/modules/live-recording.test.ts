@@ -579,13 +579,25 @@ describe('the whole cycle through the recorder simulator', () => {
   });
 
   it('over real HTTP: the app on a port, the simulator calling PUBLIC_BASE_URL back by itself', async () => {
-    const port = await freePort();
     const sim = await startRecorderSim({ port: 0, token: 'e2e-token', webhookSecret: 'e2e-secret', processingMs: 50 });
-    const app = await createTestApp({
-      env: { PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, RECORDING_API_URL: sim.url, RECORDING_API_TOKEN: 'e2e-token', RECORDING_WEBHOOK_SECRET: 'e2e-secret' },
-    });
+    // PUBLIC_BASE_URL names the port before the app listens on it: a port taken meanwhile by
+    // another process (CI runs test files in parallel) means another try with another port.
+    let port = 0;
+    let app: TestApp | undefined;
+    for (let attempt = 1; !app; attempt++) {
+      port = await freePort();
+      const candidate = await createTestApp({
+        env: { PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, RECORDING_API_URL: sim.url, RECORDING_API_TOKEN: 'e2e-token', RECORDING_WEBHOOK_SECRET: 'e2e-secret' },
+      });
+      try {
+        await candidate.app.listen({ port, host: '127.0.0.1' });
+        app = candidate;
+      } catch (err) {
+        await candidate.close();
+        if ((err as { code?: string }).code !== 'EADDRINUSE' || attempt >= 5) throw err;
+      }
+    }
     try {
-      await app.app.listen({ port, host: '127.0.0.1' });
       const s = await liveSession(app, [{ n: 11 }]);
       const host = await app.token({ role: 'TEACHER', id: DEMO_TEACHER_ID });
       expectOk(await startRec(s.id, host, app));
