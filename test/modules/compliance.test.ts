@@ -528,6 +528,9 @@ describe('compliance', () => {
     const course = await createCourse(t, { title: 'Staff safety' });
     const res = await t.request('POST', '/api/compliance/training', { token: admin, body: { courseId: course.id, roles: ['TEACHER'], dueDate: DUE } });
     expect(res.status).toBe(201);
+    // The staff view of all records already has the teacher's own (no personId filter needed first).
+    const all = await t.request('GET', '/api/compliance/records', { token: teacher, query: { trainingId: res.body.data.id } });
+    expect(all.body.data.map((r: any) => r.personId)).toEqual([DEMO_TEACHER_ID]);
     const mine = await t.request('GET', '/api/compliance/records', { token: teacher, query: { personId: DEMO_TEACHER_ID } });
     expect(mine.body.data.map((r: any) => r.trainingId)).toContain(res.body.data.id);
   });

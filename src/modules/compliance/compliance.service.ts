@@ -389,7 +389,8 @@ export async function listRecords(
   const page = toPage(q);
   const now = ctx.clock.now();
   const { staff } = await requireAccess(ctx, 'compliance.records', null);
-  if (!staff || q.personId === ctx.actor.personId) await assignStaffRole(ctx);
+  // The caller's own staff records exist before any listing, theirs or everyone's.
+  await assignStaffRole(ctx);
   const filters: SQL[] = [];
   if (!staff) filters.push(sql`person_id = ${ctx.actor.personId}`);
   else if (q.personId) filters.push(sql`person_id = ${q.personId}`);
