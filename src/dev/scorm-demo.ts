@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import { and, eq, like } from 'drizzle-orm';
 import yazl from 'yazl';
 import { serviceContext, type Deps } from '../platform/context.js';
-import type { Session } from '../platform/auth/tokens.js';
+import { serviceSession } from '../platform/auth/tokens.js';
 import { courses, lessons } from '../modules/courses/courses.tables.js';
 import { scormPackages } from '../modules/scorm/scorm.tables.js';
 import { uploadPackage } from '../modules/scorm/scorm.service.js';
@@ -122,19 +122,7 @@ export async function seedScormPackages(deps: Deps, institutionId: string): Prom
   let imported = 0;
   for (const row of rows.filter((r) => r.packageId === null)) {
     // The course owner uploads it (as an administrator, so a fallback owner id works too).
-    const actor: Session = {
-      userId: row.ownerId,
-      personId: row.ownerId,
-      institutionId,
-      role: 'ADMIN',
-      contactId: null,
-      isContact: false,
-      contactType: null,
-      permissions: [],
-      email: null,
-      name: null,
-      expiresAt: null,
-    };
+    const actor = serviceSession(institutionId, row.ownerId);
     const zip = await demoScormPackage();
     await uploadPackage(serviceContext(deps, actor, deps.log, null), row.lessonId, { contentType: 'application/zip', contentLength: zip.length, body: Readable.from([zip]) });
     imported++;

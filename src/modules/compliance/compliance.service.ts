@@ -1,7 +1,7 @@
 import { and, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Deps, ServiceContext } from '../../platform/context.js';
 import { serviceContext, withTx } from '../../platform/context.js';
-import type { Session } from '../../platform/auth/tokens.js';
+import { serviceSession, type Session } from '../../platform/auth/tokens.js';
 import { iso } from '../../platform/dto.js';
 import { byId, inTenant, inTenantAs } from '../../platform/db/tenancy.js';
 import { rawRows } from '../../platform/db/client.js';
@@ -460,19 +460,7 @@ export async function waive(ctx: ServiceContext, body: WaiveBody) {
 }
 
 /** The session a sweep step runs as: the training's creator (the admin who required it), outside any request. */
-const creatorOf = (t: Pick<ComplianceTraining, 'institutionId' | 'createdBy'>): Session => ({
-  userId: t.createdBy,
-  personId: t.createdBy,
-  institutionId: t.institutionId,
-  role: 'ADMIN',
-  contactId: null,
-  isContact: false,
-  contactType: null,
-  permissions: [],
-  email: null,
-  name: null,
-  expiresAt: null,
-});
+const creatorOf = (t: Pick<ComplianceTraining, 'institutionId' | 'createdBy'>): Session => serviceSession(t.institutionId, t.createdBy);
 
 type SweepDeps = Deps;
 

@@ -3,7 +3,7 @@ import { serviceContext, withTx, type Deps, type ServiceContext } from '../../pl
 import { rawRows } from '../../platform/db/client.js';
 import { byId } from '../../platform/db/tenancy.js';
 import { enqueue } from '../../platform/queue/queue.js';
-import type { Session } from '../../platform/auth/tokens.js';
+import { serviceSession } from '../../platform/auth/tokens.js';
 import { courses } from '../courses/courses.tables.js';
 import { enrollments } from '../enrollments/enrollments.tables.js';
 import { recordLearning } from '../gamification/gamification.service.js';
@@ -63,28 +63,13 @@ export async function refreshCourseProgress(tx: ServiceContext, courseId: string
   }
 }
 
-/** The service acting for the institution in a job: no person, ADMIN rights. */
-const systemActor = (institutionId: string): Session => ({
-  userId: 'system',
-  personId: 'system',
-  institutionId,
-  role: 'ADMIN',
-  contactId: null,
-  isContact: false,
-  contactType: null,
-  permissions: [],
-  email: null,
-  name: null,
-  expiresAt: null,
-});
-
 /**
  * Completes the listed enrollments that are still ACTIVE, each in its own transaction under
  * its row lock, through `recomputeEnrollment` (which completes at most once), and awards the
  * course-completion points. A retry redoes only what is left.
  */
 export async function completeEnrollments(deps: Deps, institutionId: string, courseId: string, enrollmentIds: string[]): Promise<number> {
-  const base = serviceContext(deps, systemActor(institutionId), deps.log, null);
+  const base = serviceContext(deps, serviceSession(institutionId, 'system'), deps.log, null);
   const [course] = await base.db
     .select()
     .from(courses)

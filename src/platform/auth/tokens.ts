@@ -24,6 +24,27 @@ export interface Session {
   expiresAt: string | null;
 }
 
+/**
+ * The session of work the service does on its own (a job, a sweep, the seed) on behalf of
+ * `personId` in `institutionId`, with an administrator's rights: what audit rows and
+ * notifications then name as the actor.
+ */
+export function serviceSession(institutionId: string, personId: string): Session {
+  return {
+    userId: personId,
+    personId,
+    institutionId,
+    role: 'ADMIN',
+    contactId: null,
+    isContact: false,
+    contactType: null,
+    permissions: [],
+    email: null,
+    name: null,
+    expiresAt: null,
+  };
+}
+
 /** An id claim: it goes into queries, so no control characters (a NUL would fail in the database). */
 const idClaim = z
   .string()
