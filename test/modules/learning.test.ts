@@ -327,6 +327,21 @@ describe('progress when the course changes (issue 4: progress = completed requir
     expect(await progressOf()).toEqual({ [a.id]: [100, 'COMPLETED'], [b.id]: [33, 'ACTIVE'] });
     expect(await t.db.select().from(certificates).where(eq(certificates.enrollmentId, a.id))).toHaveLength(1);
   });
+  it('a re-enrollment is recomputed: the lessons may have changed while it was DROPPED', async () => {
+    const { course, lessons } = await courseWithLessons(3, { certificateEnabled: true, ownerId: 'u_demo_teacher', title: 'Back again' });
+    const c = await enroll(t, { courseId: course.id, studentId: stu(23) });
+    expectOk(await progress(student(23), lessons[0].id, { completed: true }));
+    expectOk(await t.request('DELETE', `/api/courses/${course.id}/enrollments/${stu(23)}`, { token: teacher }));
+    expectOk(await t.request('DELETE', `/api/lessons/${lessons[1].id}`, { token: teacher }));
+    expect(expectOk(await t.request('POST', `/api/courses/${course.id}/enroll`, { token: student(23) }), 201)).toMatchObject({ status: 'ACTIVE', progress: 50 });
+    // Dropped again, the last lesson it lacks goes: back, it has everything and is completed once.
+    expectOk(await t.request('DELETE', `/api/courses/${course.id}/enrollments/${stu(23)}`, { token: teacher }));
+    expectOk(await t.request('DELETE', `/api/lessons/${lessons[2].id}`, { token: teacher }));
+    expect(expectOk(await t.request('POST', `/api/courses/${course.id}/enroll`, { token: student(23) }), 201)).toMatchObject({ status: 'ACTIVE', progress: 100 });
+    await t.worker.drain();
+    expect((await t.db.select().from(enrollments).where(eq(enrollments.id, c.id)))[0]).toMatchObject({ status: 'COMPLETED', progress: 100 });
+    expect(await t.db.select().from(certificates).where(eq(certificates.enrollmentId, c.id))).toHaveLength(1);
+  });
 });
 
 describe('GET /api/certificates/verify', () => {

@@ -11,6 +11,7 @@ import { institutionSlug } from '../institutions/institutions.service.js';
 import { enrollments, type Enrollment, type EnrollmentStatus } from './enrollments.tables.js';
 import { toEnrollmentDto } from './enrollments.dto.js';
 import { audit } from '../audit/audit.js';
+import { refreshCourseProgress } from '../progress/course-progress.js';
 import { canManageCourses } from '../../platform/auth/permissions.js';
 
 const SEAT_STATUSES: EnrollmentStatus[] = ['ACTIVE', 'COMPLETED'];
@@ -88,6 +89,29 @@ export async function enrollStudents(tx: ServiceContext, course: Course, student
           .returning()
       : []),
   ];
+  // A reactivated enrollment kept its lesson completions; the course may have changed since.
+  const wasDropped = new Set(toReactivate);
+  const reactivated = written.filter((e) => wasDropped.has(e.studentId));
+  if (reactivated.length > 0) {
+    await refreshCourseProgress(
+      tx,
+      course.id,
+      reactivated.map((e) => e.id),
+    );
+    const fresh = await tx.db
+      .select()
+      .from(enrollments)
+      .where(
+        and(
+          inTenant(tx, enrollments),
+          inArray(
+            enrollments.id,
+            reactivated.map((e) => e.id),
+          ),
+        ),
+      );
+    for (const e of fresh) written[written.findIndex((w) => w.id === e.id)] = e;
+  }
   for (const e of written) outcomes.set(e.studentId, { kind: 'enrolled', enrollment: e });
   await notify(tx, {
     institutionId: tx.institutionId,

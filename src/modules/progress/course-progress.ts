@@ -16,14 +16,15 @@ const IDS_PER_JOB = 5_000;
 
 /**
  * After a course's set of lessons changed (a lesson added or deleted, made required or
- * optional), in the caller's transaction: every ACTIVE or COMPLETED enrollment's progress is
+ * optional), or for `only` these enrollments after they were reactivated (the lessons may have
+ * changed while they were DROPPED), in the caller's transaction: every ACTIVE or COMPLETED enrollment's progress is
  * again completed required lessons / required lessons (all lessons when none is required), in
  * one statement, with `recomputeEnrollment`'s rounding; a COMPLETED one never goes down. An
  * ACTIVE enrollment whose required lessons are now all complete is completed by a job
  * enqueued in the same transaction (certificate, CRM push, notification and points, as a
  * progress write would do), so a teacher's edit does not issue hundreds of certificates inline.
  */
-export async function refreshCourseProgress(tx: ServiceContext, courseId: string): Promise<void> {
+export async function refreshCourseProgress(tx: ServiceContext, courseId: string, only?: string[]): Promise<void> {
   const now = tx.clock.now().toISOString();
   const complete = await rawRows<{ id: string }>(
     tx.db,
@@ -40,6 +41,7 @@ export async function refreshCourseProgress(tx: ServiceContext, courseId: string
                  and (c.required = 0 or l.is_required)) as done
           from enrollments e cross join c
           where e.institution_id = ${tx.institutionId} and e.course_id = ${courseId} and e.status in ('ACTIVE', 'COMPLETED')
+            ${only ? sql`and e.id = any(${sql.param(only)}::text[])` : sql``}
         ),
         v as (
           select id, status, progress, needed, done,
