@@ -135,6 +135,23 @@ describe('learning paths', () => {
     expectError(await t.request('POST', `/api/learning-paths/${draftPath.id}/enroll`, { token: teacher, body: { studentIds: [DEMO_SIBLING_ID] } }), 409, 'CONFLICT');
   });
 
+  it('a course the learner can no longer take (archived, never enrolled) does not lock the rest of the path', async () => {
+    const gone = await createCourse(t, { title: 'Retired', ownerId: DEMO_TEACHER_ID });
+    const next = await createCourse(t, { title: 'Still here' });
+    const lesson = await createLesson(t, { courseId: next.id });
+    const path = (await create({ title: 'Half retired', courseIds: [gone.id, next.id] })).body.data;
+    expectOk(await t.request('DELETE', `/api/courses/${gone.id}`, { token: teacher }));
+    const learner = await t.token({ role: 'STUDENT', id: FIFTH_LEARNER_ID });
+    const res = expectOk(await t.request('POST', `/api/learning-paths/${path.id}/enroll`, { token: learner }));
+    expect(res.students[0].courses.map((c: any) => c.result)).toEqual(['NOT_AVAILABLE', 'ENROLLED']);
+    expect((await t.request('GET', `/api/lessons/${lesson.id}`, { token: learner })).status).toBe(200);
+    const view = expectOk(await t.request('GET', `/api/learning-paths/${path.id}`, { token: learner }));
+    expect(view.courses.map((c: any) => [c.title, c.locked])).toEqual([
+      ['Retired', false],
+      ['Still here', false],
+    ]);
+  });
+
   it('the order is a prerequisite: a later course’s lessons are refused (403 LESSON_LOCKED, naming the course) until the one before is completed', async () => {
     const first = await createCourse(t, { title: 'Basics' });
     const second = await createCourse(t, { title: 'Advanced' });

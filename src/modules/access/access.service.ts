@@ -128,7 +128,8 @@ export async function courseState(ctx: ServiceContext, course: Course, enrollmen
 
 /**
  * A learning path's order as prerequisites: an ACTIVE enrollment made by a path is locked while
- * a course before it on that path is not completed by the learner. Answers the first such course
+ * a course before it on that path is not completed by the learner and can still be (PUBLISHED,
+ * or the learner is ACTIVE in it). Answers the first such course
  * (one query), or null (no path enrollment, or everything before it completed).
  */
 async function pathPrerequisite(ctx: ServiceContext, course: Course, enrollment: Enrollment | null): Promise<PathPrerequisite | null> {
@@ -148,6 +149,10 @@ async function pathPrerequisite(ctx: ServiceContext, course: Course, enrollment:
         eq(learningPathCourses.pathId, enrollment.learningPathId),
         eq(learningPathCourses.courseId, course.id),
         sql`${enrollments.status} is distinct from 'COMPLETED'`,
+        // Only a course the learner can still complete holds them back: one that is PUBLISHED,
+        // or that they are ACTIVE in. An archived or unpublished course they never took would
+        // lock the rest of the path for good.
+        sql`(${courses.status} = 'PUBLISHED' or ${enrollments.status} = 'ACTIVE')`,
       ),
     )
     .orderBy(asc(earlier.position))

@@ -54,7 +54,9 @@ async function pathDto(ctx: ServiceContext, path: LearningPath) {
       progress: enrollment?.progress ?? null,
       locked: blocked,
     };
-    if (!completed) blocked = true;
+    // As the access module's prerequisite rule: only a course the learner can still complete
+    // (PUBLISHED, or ACTIVE in it) holds back the ones after it.
+    if (!completed && (course.status === 'PUBLISHED' || enrollment?.status === 'ACTIVE')) blocked = true;
     return item;
   });
   const completedCourses = list.filter((c) => c.enrollmentStatus === 'COMPLETED').length;
