@@ -285,6 +285,13 @@ describe('submit and grade', () => {
     expect(list.body.data[0].studentName).toEqual(expect.any(String));
     expect(list.body.data[0].studentName).not.toMatch(/^Student /);
     expectError(await t.request('GET', `/api/assignments/${lesson.id}/submissions`, { token: tok(a) }), 403, 'FORBIDDEN');
+
+    // maxScore cannot go below a grade given (8 would read as 160 % of 5); down to it is fine.
+    const settings = { title: 'Cell essay', instructions: 'x', dueDate: DUE };
+    const lowered = await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body: { ...settings, maxScore: 5 } });
+    expectError(lowered, 409, 'CONFLICT');
+    expect(lowered.body.error.details).toEqual({ highestGrade: 8 });
+    expect(expectOk(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body: { ...settings, maxScore: 8 } })).maxScore).toBe(8);
   });
 });
 

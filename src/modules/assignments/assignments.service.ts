@@ -163,6 +163,7 @@ export async function upsertAssignment(ctx: ServiceContext, id: string, body: Up
       .from(assignments)
       .where(byId(tx, assignments, id))
       .for('update');
+    if (before && body.maxScore < before.maxScore) await assertGradesFit(tx, id, body.maxScore);
     const values = {
       title: body.title,
       instructions: body.instructions,
@@ -194,6 +195,21 @@ export async function upsertAssignment(ctx: ServiceContext, id: string, body: Up
     await audit(tx, { action: before ? 'assignment.update' : 'assignment.create', targetType: 'assignment', targetId: id, ...entry });
     return assignmentDto(a!, course, rubric);
   });
+}
+
+/**
+ * A lower maxScore must still hold the instructor grades given: otherwise a grade of 60 would
+ * read as 300 % of a new maximum of 20. 409, naming the highest grade.
+ */
+async function assertGradesFit(tx: ServiceContext, assignmentId: string, maxScore: number) {
+  const [row] = await tx.db
+    .select({ highest: sql<number | null>`max(${submissions.instructorScore})` })
+    .from(submissions)
+    .where(and(inTenant(tx, submissions), eq(submissions.assignmentId, assignmentId)));
+  const highest = row?.highest === null || row?.highest === undefined ? null : Number(row.highest);
+  if (highest !== null && highest > maxScore) {
+    throw conflict(`A submission is graded ${highest}: maxScore cannot go below it`, { highestGrade: highest });
+  }
 }
 
 const ASSIGNMENT_AUDIT_FIELDS = ['title', 'instructions', 'maxScore', 'passingScore', 'dueDate', 'allowLate', 'isPeerAssessed', 'peerReviewCount'] as const;
