@@ -16,13 +16,14 @@ const IDS_PER_JOB = 5_000;
 
 /**
  * After a course's set of lessons changed (a lesson added or deleted, made required or
- * optional), or for `only` these enrollments after they were reactivated (the lessons may have
- * changed while they were DROPPED), in the caller's transaction: every ACTIVE or COMPLETED enrollment's progress is
- * again completed required lessons / required lessons (all lessons when none is required), in
- * one statement, with `recomputeEnrollment`'s rounding; a COMPLETED one never goes down. An
- * ACTIVE enrollment whose required lessons are now all complete is completed by a job
- * enqueued in the same transaction (certificate, CRM push, notification and points, as a
- * progress write would do), so a teacher's edit does not issue hundreds of certificates inline.
+ * optional), or for `only` these enrollments once reactivated (the lessons may have changed
+ * while they were DROPPED), in the caller's transaction: every ACTIVE or COMPLETED
+ * enrollment's progress is again completed required lessons / required lessons (all lessons
+ * when none is required), in one statement, with `recomputeEnrollment`'s formula and rounding
+ * (learning.test checks that the two agree); a COMPLETED one never goes down. An ACTIVE
+ * enrollment whose required lessons are now all complete is completed by a job enqueued in the
+ * same transaction (certificate, CRM push, notification and points, as a progress write would
+ * do), so a teacher's edit does not issue hundreds of certificates inline.
  */
 export async function refreshCourseProgress(tx: ServiceContext, courseId: string, only?: string[]): Promise<void> {
   const now = tx.clock.now().toISOString();
@@ -48,15 +49,18 @@ export async function refreshCourseProgress(tx: ServiceContext, courseId: string
             case when needed = 0 then 0 else round(done * 100.0 / needed)::int end as value
           from n
         ),
+        target as (
+          select id, status, needed, done, case when status = 'COMPLETED' then greatest(progress, value) else value end as progress
+          from v
+        ),
         changed as (
           update enrollments e
-          set progress = case when v.status = 'COMPLETED' then greatest(v.progress, v.value) else v.value end, updated_at = ${now}::timestamptz
-          from v
-          where e.institution_id = ${tx.institutionId} and e.id = v.id
-            and e.progress <> (case when v.status = 'COMPLETED' then greatest(v.progress, v.value) else v.value end)
+          set progress = target.progress, updated_at = ${now}::timestamptz
+          from target
+          where e.institution_id = ${tx.institutionId} and e.id = target.id and e.progress <> target.progress
           returning e.id
         )
-        select id from v where status = 'ACTIVE' and needed > 0 and done >= needed`,
+        select id from target where status = 'ACTIVE' and needed > 0 and done >= needed`,
   );
   const ids = complete.map((r) => r.id);
   for (let i = 0; i < ids.length; i += IDS_PER_JOB) {
