@@ -91,26 +91,15 @@ export async function enrollStudents(tx: ServiceContext, course: Course, student
   ];
   // A reactivated enrollment kept its lesson completions; the course may have changed since.
   const wasDropped = new Set(toReactivate);
-  const reactivated = written.filter((e) => wasDropped.has(e.studentId));
-  if (reactivated.length > 0) {
-    await refreshCourseProgress(
-      tx,
-      course.id,
-      reactivated.map((e) => e.id),
-    );
-    const fresh = await tx.db
+  const reactivatedIds = written.filter((e) => wasDropped.has(e.studentId)).map((e) => e.id);
+  if (reactivatedIds.length > 0) {
+    await refreshCourseProgress(tx, course.id, reactivatedIds);
+    const rows = await tx.db
       .select()
       .from(enrollments)
-      .where(
-        and(
-          inTenant(tx, enrollments),
-          inArray(
-            enrollments.id,
-            reactivated.map((e) => e.id),
-          ),
-        ),
-      );
-    for (const e of fresh) written[written.findIndex((w) => w.id === e.id)] = e;
+      .where(and(inTenant(tx, enrollments), inArray(enrollments.id, reactivatedIds)));
+    const fresh = new Map(rows.map((e) => [e.id, e]));
+    written.forEach((e, i) => (written[i] = fresh.get(e.id) ?? e));
   }
   for (const e of written) outcomes.set(e.studentId, { kind: 'enrolled', enrollment: e });
   await notify(tx, {
