@@ -33,6 +33,10 @@ const USAGE = `usage: lms <command>
   smtp-sink  run the development SMTP sink alone (SMTP_SINK_PORT, default 2525; SMTP_SINK_DIR, default DATA_DIR/mailbox)
   vapid      print a fresh VAPID key pair for web push (VAPID_PUBLIC_KEY=… / VAPID_PRIVATE_KEY=…)`;
 
+const TOKEN_USAGE = `usage: lms token --institution <id> (--contact <id> | --sub <id>) [--role STUDENT|TEACHER|ADMIN|PARENT]
+                 [--contact-type <type>] [--permissions a,b] [--expires-in <seconds>]
+  contacts (students, parents) take --contact; staff take --sub`;
+
 function onShutdown(fn: () => Promise<void>) {
   let closing = false;
   const handler = (signal: string) => {
@@ -229,23 +233,31 @@ async function start() {
 
 async function token(config: Config, args: string[]) {
   if (config.isProduction) throw new ConfigError('lms token refuses to run with NODE_ENV=production');
-  const { values } = parseArgs({
-    args,
-    options: {
-      role: { type: 'string', default: 'STUDENT' },
-      institution: { type: 'string' },
-      contact: { type: 'string' },
-      sub: { type: 'string' },
-      'contact-type': { type: 'string' },
-      permissions: { type: 'string' },
-      'expires-in': { type: 'string' },
-    },
-  });
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        role: { type: 'string', default: 'STUDENT' },
+        institution: { type: 'string' },
+        contact: { type: 'string' },
+        sub: { type: 'string' },
+        'contact-type': { type: 'string' },
+        permissions: { type: 'string' },
+        'expires-in': { type: 'string' },
+      },
+    }));
+  } catch (err) {
+    // An unknown flag (--help included) gets the usage line, not a stack trace.
+    throw new ConfigError(`${(err as Error).message}\n${TOKEN_USAGE}`);
+  }
   const role = String(values.role).toUpperCase() as Role;
   if (!ROLES.includes(role)) throw new ConfigError(`--role must be one of ${ROLES.join(', ')}`);
-  if (!values.institution) throw new ConfigError('--institution is required');
+  if (!values.institution) throw new ConfigError(`--institution is required\n${TOKEN_USAGE}`);
   const sub = values.sub ?? values.contact;
-  if (!sub) throw new ConfigError('--contact or --sub is required');
+  if (!sub) throw new ConfigError(`--contact or --sub is required\n${TOKEN_USAGE}`);
+  const expiresIn = values['expires-in'] === undefined ? undefined : Number(values['expires-in']);
+  if (expiresIn !== undefined && !(Number.isInteger(expiresIn) && expiresIn > 0)) throw new ConfigError('--expires-in must be a positive whole number of seconds');
   const contactType = values['contact-type'] ?? (values.contact ? (role === 'PARENT' ? 'CONTACT_PARENT' : role === 'STUDENT' ? 'CONTACT_STUDENT' : undefined) : undefined);
   console.log(
     await mintToken(config.AUTH_SECRET, {
@@ -256,7 +268,7 @@ async function token(config: Config, args: string[]) {
       isContact: Boolean(values.contact),
       contactType,
       permissions: values.permissions ? values.permissions.split(',') : undefined,
-      expiresIn: values['expires-in'] ? Number(values['expires-in']) : undefined,
+      expiresIn,
     }),
   );
 }

@@ -278,10 +278,12 @@ describe('GET /api/parent/children/{childId}/overview', () => {
     const attended = session('2026-03-02T15:00:00.000Z', 'COMPLETED');
     const marked = session('2026-03-10T15:00:00.000Z', 'COMPLETED');
     const missed = session('2026-03-12T15:00:00.000Z', 'COMPLETED');
+    // Held and ended on 1 March, before the child enrolled (2 March): not missed.
+    const beforeEnrolling = session('2026-03-01T12:00:00.000Z', 'COMPLETED');
     // 22:00 on 28 February in New York: last month there, though March in UTC.
     const lastMonth = session('2026-03-01T03:00:00.000Z', 'COMPLETED');
     const future = [1, 2, 3, 4, 5, 6].map((d) => session(`2026-03-${String(15 + d).padStart(2, '0')}T15:00:00.000Z`, 'SCHEDULED'));
-    await t.db.insert(liveSessions).values([attended, marked, missed, lastMonth, ...future] as never);
+    await t.db.insert(liveSessions).values([attended, marked, missed, beforeEnrolling, lastMonth, ...future] as never);
     await t.db.insert(liveSessionParticipants).values([
       { institutionId: 'inst_demo', id: newId(), sessionId: attended.id, personId: child, joinCount: 1, firstJoinedAt: now, createdAt: now, updatedAt: now },
       { institutionId: 'inst_demo', id: newId(), sessionId: marked.id, personId: child, joinCount: 0, mark: 'PRESENT', createdAt: now, updatedAt: now },

@@ -90,3 +90,34 @@ describe('lms crm-sim', () => {
     expect(await stops()).toBe(0);
   }, 60_000);
 });
+
+describe('lms token', () => {
+  const token = (...args: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const p = spawn(process.execPath, ['bin/lms.js', 'token', ...args], { env: { ...process.env, NODE_ENV: 'development' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      p.stdout.on('data', (d: Buffer) => (stdout += d));
+      p.stderr.on('data', (d: Buffer) => (stderr += d));
+      p.once('exit', (code) => resolve({ code, stdout, stderr }));
+    });
+
+  it('prints a token whose claims are the flags, and answers an unknown flag or a bad value with the usage, not a stack trace', async () => {
+    const ok = await token('--role', 'TEACHER', '--institution', 'inst_demo', '--sub', 'u_demo_teacher', '--expires-in', '60');
+    expect(ok.code).toBe(0);
+    const claims = JSON.parse(Buffer.from(ok.stdout.trim().split('.')[1], 'base64url').toString());
+    expect(claims).toMatchObject({ sub: 'u_demo_teacher', institutionId: 'inst_demo', role: 'TEACHER' });
+    expect(claims.exp - claims.iat).toBe(60);
+
+    const help = await token('--help');
+    expect(help.code).toBe(1);
+    expect(help.stderr).toContain("Unknown option '--help'");
+    expect(help.stderr).toContain('usage: lms token --institution <id>');
+    expect(help.stderr).not.toContain('    at ');
+
+    const badExpiry = await token('--institution', 'inst_demo', '--contact', 'c_demo_stu_01', '--expires-in', 'soon');
+    expect(badExpiry.code).toBe(1);
+    expect(badExpiry.stderr).toContain('--expires-in must be a positive whole number of seconds');
+    expect(badExpiry.stdout).toBe('');
+  }, 60_000);
+});

@@ -15,6 +15,7 @@ import { sessionDto } from './live-sessions.dto.js';
 import { reload, stopActiveRecording } from './live-sessions.recording.js';
 import type { AttendanceInput, CreateSessionInput, ListSessionsQuery } from './live-sessions.schemas.js';
 import { liveSessionParticipants, liveSessions, ROSTER_STATUSES, type LiveSession } from './live-sessions.tables.js';
+import { ATTENDED, MISSED } from './live-sessions.attendance-rule.js';
 import { audit, auditCreate, auditUpdate } from '../audit/audit.js';
 
 /** `<RECORDING_ROOM_PREFIX>-<institution slug>-<session id>` (spec 2.7). */
@@ -222,14 +223,12 @@ interface Totals {
 /** Spec 3.3: attendance is final (attended/missed) only once the session is COMPLETED. */
 const isFinal = (s: LiveSession) => s.status === 'COMPLETED';
 
-/** Who attended: marked PRESENT, or not marked and joined at least once. */
-const ATTENDED = sql.raw(`(p.mark = 'PRESENT' or (p.mark is null and coalesce(p.join_count, 0) > 0))`);
-
 /** The roster of a session (ACTIVE and COMPLETED enrollments of its course) with each student's record. */
 const rosterJoin = (ctx: ServiceContext, session: LiveSession) => sql`
   from enrollments e
+  join live_sessions s on s.institution_id = e.institution_id and s.id = ${session.id}
   left join live_session_participants p
-    on p.institution_id = e.institution_id and p.session_id = ${session.id} and p.person_id = e.student_id
+    on p.institution_id = e.institution_id and p.session_id = s.id and p.person_id = e.student_id
   where ${inTenantAs(ctx, 'e')} and e.course_id = ${session.courseId} and e.status in ('ACTIVE', 'COMPLETED')`;
 
 async function totalsOf(ctx: ServiceContext, session: LiveSession): Promise<Totals> {
@@ -237,18 +236,17 @@ async function totalsOf(ctx: ServiceContext, session: LiveSession): Promise<Tota
     ctx.db,
     sql`select count(*)::int as students, count(p.registered_at)::int as registered,
           count(*) filter (where coalesce(p.join_count, 0) > 0)::int as joined, count(p.mark)::int as marked,
-          count(*) filter (where ${ATTENDED})::int as attended
+          count(*) filter (where ${ATTENDED})::int as attended, count(*) filter (where ${MISSED})::int as missed
         ${rosterJoin(ctx, session)}`,
   );
-  const students = Number(row!.students);
-  const attended = isFinal(session) ? Number(row!.attended) : 0;
+  const final = isFinal(session);
   return {
-    students,
+    students: Number(row!.students),
     registered: Number(row!.registered),
     joined: Number(row!.joined),
     marked: Number(row!.marked),
-    attended,
-    missed: isFinal(session) ? students - attended : 0,
+    attended: final ? Number(row!.attended) : 0,
+    missed: final ? Number(row!.missed) : 0,
   };
 }
 
@@ -267,9 +265,10 @@ export async function getAttendance(ctx: ServiceContext, id: string, query: { pa
       mark: 'PRESENT' | 'ABSENT' | null;
       marked_at: string | null;
       attended: boolean;
+      missed: boolean;
     }>(
       ctx.db,
-      sql`select e.student_id, p.registered_at, p.first_joined_at, p.join_count, p.mark, p.marked_at, ${ATTENDED} as attended
+      sql`select e.student_id, p.registered_at, p.first_joined_at, p.join_count, p.mark, p.marked_at, ${ATTENDED} as attended, ${MISSED} as missed
           ${rosterJoin(ctx, session)}
           order by e.student_id limit ${page.perPage} offset ${pageOffset(page)}`,
     ),
@@ -287,7 +286,7 @@ export async function getAttendance(ctx: ServiceContext, id: string, query: { pa
         joinCount: Number(r.join_count ?? 0),
         mark: r.mark,
         markedAt: iso(r.marked_at),
-        attendance: final ? (r.attended ? ('attended' as const) : ('missed' as const)) : null,
+        attendance: !final ? null : r.attended ? ('attended' as const) : r.missed ? ('missed' as const) : ('enrolled-after' as const),
       })),
     },
     meta: pageMeta(page, totals.students),
@@ -354,13 +353,13 @@ export async function courseAttendance(ctx: ServiceContext, query: { courseId: s
   const who = studentId !== null ? sql`e.student_id = ${studentId}` : sql`e.status in ('ACTIVE', 'COMPLETED')`;
   const from = sql`
     from enrollments e
-    left join live_session_participants p on p.institution_id = e.institution_id and p.person_id = e.student_id
-      and p.session_id in (select s.id from live_sessions s where ${inTenantAs(ctx, 's')} and s.course_id = ${course.id} and s.status = 'COMPLETED')
+    left join live_sessions s on s.institution_id = e.institution_id and s.course_id = e.course_id and s.status = 'COMPLETED'
+    left join live_session_participants p on p.institution_id = e.institution_id and p.session_id = s.id and p.person_id = e.student_id
     where ${inTenantAs(ctx, 'e')} and e.course_id = ${course.id} and ${who}`;
   const [rows, [total]] = await Promise.all([
-    rawRows<{ student_id: string; attended: number }>(
+    rawRows<{ student_id: string; attended: number; missed: number }>(
       ctx.db,
-      sql`select e.student_id, (count(p.id) filter (where ${ATTENDED}))::int as attended ${from}
+      sql`select e.student_id, (count(*) filter (where ${ATTENDED}))::int as attended, (count(*) filter (where ${MISSED}))::int as missed ${from}
           group by e.student_id order by e.student_id limit ${page.perPage} offset ${pageOffset(page)}`,
     ),
     rawRows<{ n: number }>(ctx.db, sql`select count(*)::int as n from enrollments e where ${inTenantAs(ctx, 'e')} and e.course_id = ${course.id} and ${who}`),
@@ -371,7 +370,8 @@ export async function courseAttendance(ctx: ServiceContext, query: { courseId: s
       completedSessions: completed,
       students: rows.map((r) => {
         const attended = Number(r.attended);
-        return { studentId: r.student_id, attended, missed: completed - attended, rate: completed > 0 ? attended / completed : null };
+        const missed = Number(r.missed);
+        return { studentId: r.student_id, attended, missed, rate: attended + missed > 0 ? attended / (attended + missed) : null };
       }),
     },
     meta: pageMeta(page, Number(total?.n ?? 0)),

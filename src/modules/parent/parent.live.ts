@@ -5,13 +5,14 @@ import { rawRows } from '../../platform/db/client.js';
 import { inTenantAs } from '../../platform/db/tenancy.js';
 import { iso } from '../../platform/dto.js';
 import { getSettings } from '../institutions/institutions.service.js';
+import { ATTENDED, MISSED } from '../live-sessions/live-sessions.attendance-rule.js';
 
 /**
  * The live-class block of the parent overview (spec 4.6 rule 5): attended and missed among the
  * COMPLETED sessions of the current calendar month (the institution's time zone) of the child's
  * courses, and at most `upcoming` sessions still to come in courses with an ACTIVE enrollment.
- * Attended: marked PRESENT, or unmarked and joined at least once (as the live-session module
- * counts it). Two queries.
+ * Attended and missed as the live-session module counts them (live-sessions.attendance-rule.ts:
+ * a class held before the child enrolled is not missed). Two queries.
  */
 export async function liveClassesOf(ctx: ServiceContext, childId: string, upcoming: number) {
   const { timezone } = await getSettings(ctx.db, ctx.institutionId);
@@ -19,10 +20,9 @@ export async function liveClassesOf(ctx: ServiceContext, childId: string, upcomi
   const from = now.startOf('month').toJSDate().toISOString();
   const to = now.startOf('month').plus({ months: 1 }).toJSDate().toISOString();
   const [[month], next] = await Promise.all([
-    rawRows<{ completed: number; attended: number }>(
+    rawRows<{ attended: number; missed: number }>(
       ctx.db,
-      sql`select count(*)::int as completed,
-            (count(*) filter (where p.mark = 'PRESENT' or (p.mark is null and coalesce(p.join_count, 0) > 0)))::int as attended
+      sql`select (count(*) filter (where ${ATTENDED}))::int as attended, (count(*) filter (where ${MISSED}))::int as missed
           from live_sessions s
           join enrollments e on e.institution_id = s.institution_id and e.course_id = s.course_id and e.student_id = ${childId} and e.status in ('ACTIVE', 'COMPLETED')
           left join live_session_participants p on p.institution_id = s.institution_id and p.session_id = s.id and p.person_id = ${childId}
@@ -40,11 +40,9 @@ export async function liveClassesOf(ctx: ServiceContext, childId: string, upcomi
           limit ${upcoming}`,
     ),
   ]);
-  const completed = Number(month?.completed ?? 0);
-  const attended = Number(month?.attended ?? 0);
   return {
-    attendedThisMonth: attended,
-    missedThisMonth: completed - attended,
+    attendedThisMonth: Number(month?.attended ?? 0),
+    missedThisMonth: Number(month?.missed ?? 0),
     upcoming: next.map((s) => ({
       sessionId: s.id,
       title: s.title,
