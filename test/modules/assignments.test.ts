@@ -295,6 +295,34 @@ describe('submit and grade', () => {
   });
 });
 
+describe('a grade is the grader’s action, not the learner’s', () => {
+  it('grading (passing or not) leaves the enrollment’s lastAccessedAt and the learner’s streak days as they were', async () => {
+    const { lesson, course } = await setup({ enrolled: [STUDENTS[0]!, STUDENTS[1]!], passingScore: 6 });
+    const [a, b] = STUDENTS as [string, string];
+    const subA = (await submitAs(a, lesson.id)).body.data;
+    const subB = (await submitAs(b, lesson.id)).body.data;
+    const accessed = async () =>
+      Object.fromEntries((await t.db.select().from(enrollments).where(eq(enrollments.courseId, course.id))).map((e) => [e.studentId, e.lastAccessedAt?.toISOString() ?? null]));
+    const daysOf = async (id: string) =>
+      (await rawRows<{ day: string }>(t.db, sql`select day::text from gamification_activity_days where student_id = ${id} order by day`)).map((r) => r.day);
+    const before = await accessed();
+    const [daysA, daysB] = [await daysOf(a), await daysOf(b)];
+    // The teacher grades two days later: one pass (completes the lesson), one fail.
+    t.clock.advance(2 * 86_400_000);
+    try {
+      expectOk(await t.request('POST', `/api/assignments/${lesson.id}/grade`, { token: teacher, body: { submissionId: subA.id, score: 8 } }));
+      expectOk(await t.request('POST', `/api/assignments/${lesson.id}/grade`, { token: teacher, body: { submissionId: subB.id, score: 3 } }));
+      expect(await accessed()).toEqual(before);
+      expect(await daysOf(a)).toEqual(daysA);
+      expect(await daysOf(b)).toEqual(daysB);
+      // The points of the pass are still the learner's.
+      expect(await rawRows(t.db, sql`select kind from gamification_points where student_id = ${a} and kind = 'ASSIGNMENT_PASSED'`)).not.toHaveLength(0);
+    } finally {
+      t.clock.set('2026-03-02T09:00:00.000Z');
+    }
+  });
+});
+
 describe('grades on the lesson and the enrollment', () => {
   const progressOf = async (lessonId: string, studentId: string) =>
     (

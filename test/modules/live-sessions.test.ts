@@ -414,8 +414,10 @@ describe('attendance', () => {
     expect(one.students).toEqual([{ studentId: stu(24), attended: 2, missed: 0, rate: 1 }]);
   });
 
-  it('a student who enrolled after a session ended has not missed it: neither in its roster, the course summary nor the parent overview', async () => {
-    const course = await courseWith([{ n: 1 }]);
+  it('a class held while a student was not an active learner is not missed: enrolled later, or completed or dropped before it; same in roster, summary and parent overview', async () => {
+    // Student 04 finished the course and student 05 dropped it a minute before the class.
+    const course = await courseWith([{ n: 1 }, { n: 4, status: 'COMPLETED' }, { n: 5, status: 'DROPPED' }]);
+    t.clock.advance(60_000);
     const held = await createSession(course.id, { scheduledAt: t.clock.now().toISOString() });
     expectOk(await t.request('POST', `/api/live-sessions/${held.id}/start`, { token: teacher }));
     expectOk(await t.request('POST', `/api/live-sessions/${held.id}/end`, { token: teacher }));
@@ -424,10 +426,11 @@ describe('attendance', () => {
     await enroll(t, { courseId: course.id, studentId: stu(2) });
 
     const roster = expectOk(await t.request('GET', `/api/live-sessions/${held.id}/attendance`, { token: teacher }));
-    expect(roster.totals).toMatchObject({ students: 2, attended: 0, missed: 1 });
+    expect(roster.totals).toMatchObject({ students: 3, attended: 0, missed: 1 });
     expect(Object.fromEntries(roster.students.map((r: { studentId: string; attendance: string }) => [r.studentId, r.attendance]))).toEqual({
       [stu(1)]: 'missed',
-      [stu(2)]: 'enrolled-after',
+      [stu(2)]: 'not-enrolled',
+      [stu(4)]: 'not-enrolled',
     });
     const summary = expectOk(await t.request('GET', '/api/live-sessions/attendance-summary', { token: teacher, query: { courseId: course.id } }));
     expect(summary).toEqual({
@@ -436,14 +439,17 @@ describe('attendance', () => {
       students: [
         { studentId: stu(1), attended: 0, missed: 1, rate: 0 },
         { studentId: stu(2), attended: 0, missed: 0, rate: null },
+        { studentId: stu(4), attended: 0, missed: 0, rate: null },
       ],
     });
+    const dropped = expectOk(await t.request('GET', '/api/live-sessions/attendance-summary', { token: await studentToken(5), query: { courseId: course.id } }));
+    expect(dropped.students).toEqual([{ studentId: stu(5), attended: 0, missed: 0, rate: null }]);
     // The same rule in the parent's view of each child (the demo parent has both).
     const parent = await t.token({ role: 'PARENT', id: 'c_demo_par_01' });
     const missedOf = async (child: string) => expectOk(await t.request('GET', `/api/parent/children/${child}/overview`, { token: parent })).liveClasses.missedThisMonth;
     expect(await missedOf(stu(1))).toBeGreaterThanOrEqual(1);
     const before = await missedOf(stu(2));
-    // Student 02 joins a second class, held after their enrollment, and misses it: now it counts.
+    // Student 02 misses a second class, held after their enrollment: now it counts.
     const next = await createSession(course.id, { scheduledAt: t.clock.now().toISOString() });
     expectOk(await t.request('POST', `/api/live-sessions/${next.id}/start`, { token: teacher }));
     expectOk(await t.request('POST', `/api/live-sessions/${next.id}/end`, { token: teacher }));

@@ -342,8 +342,9 @@ const passes = (a: Assignment, score: number) => a.passingScore === null || scor
  */
 async function scoreLesson(tx: ServiceContext, assignment: Assignment, course: Course, enrollmentId: string, score: number) {
   const percent = percentOf(score, assignment.maxScore);
-  if (passes(assignment, score)) await completeAssessedLesson(tx, course, assignment.id, enrollmentId, percent);
-  else await recordAssessedScore(tx, course, assignment.id, enrollmentId, percent);
+  // A grader's action: not the learner's access or activity (no lastAccessedAt, no streak day).
+  if (passes(assignment, score)) await completeAssessedLesson(tx, course, assignment.id, enrollmentId, percent, { byLearner: false });
+  else await recordAssessedScore(tx, course, assignment.id, enrollmentId, percent, { byLearner: false });
 }
 
 /**

@@ -80,12 +80,15 @@ async function daysOf(ctx: ServiceContext, studentId: string): Promise<string[]>
  * Records a learner's activity and events in the caller's transaction: the day counts toward
  * streaks (institution time zone), each event's points are awarded once (its key is unique per
  * student, so replays add nothing), streak milestones and badges follow, and a new badge sends
- * BADGE_EARNED.
+ * BADGE_EARNED. `activeToday: false` is for events the learner did not cause today (a teacher's
+ * grade, a course completed because its lessons changed): points and badges, but no streak day.
  */
-export async function recordLearning(tx: ServiceContext, studentId: string, events: LearningEvent[]) {
+export async function recordLearning(tx: ServiceContext, studentId: string, events: LearningEvent[], opts: { activeToday?: boolean } = {}) {
   const now = tx.clock.now();
   const { today } = await localToday(tx);
-  await tx.db.insert(activityDays).values({ institutionId: tx.institutionId, id: newId(), studentId, day: today }).onConflictDoNothing();
+  if (opts.activeToday !== false) {
+    await tx.db.insert(activityDays).values({ institutionId: tx.institutionId, id: newId(), studentId, day: today }).onConflictDoNothing();
+  }
   const days = await daysOf(tx, studentId);
   const { currentStreak } = streaksOf(days, today);
   const awards: Array<{ key: string; kind: PointKind }> = events.map((e) => ({ key: eventKeyOf(e), kind: e.kind }));

@@ -89,7 +89,7 @@ const totalsSchema = z.object({
   joined: z.number().int(),
   marked: z.number().int().describe('students the host marked PRESENT or ABSENT'),
   attended: z.number().int().describe('once COMPLETED: marked PRESENT, or unmarked and joined; 0 before'),
-  missed: z.number().int().describe('once COMPLETED: the students who did not attend and were enrolled before it ended; 0 before'),
+  missed: z.number().int().describe('once COMPLETED: the students who did not attend and were active learners while it ran; 0 before'),
 });
 
 export const attendanceRowSchema = z.object({
@@ -100,9 +100,11 @@ export const attendanceRowSchema = z.object({
   mark: z.enum(ATTENDANCE_MARKS).nullable(),
   markedAt: z.string().nullable(),
   attendance: z
-    .enum(['attended', 'missed', 'enrolled-after'])
+    .enum(['attended', 'missed', 'not-enrolled'])
     .nullable()
-    .describe('null until the session is COMPLETED; `enrolled-after`: not attended, and enrolled only after the session ended, so not counted as missed'),
+    .describe(
+      'null until the session is COMPLETED; `not-enrolled`: did not attend and was not an active learner while it ran (enrolled after it ended, or completed or dropped the course before it began), so not counted as missed',
+    ),
 });
 
 export const attendanceQuery = z.object({ ...paginationFields });

@@ -286,7 +286,7 @@ export async function getAttendance(ctx: ServiceContext, id: string, query: { pa
         joinCount: Number(r.join_count ?? 0),
         mark: r.mark,
         markedAt: iso(r.marked_at),
-        attendance: !final ? null : r.attended ? ('attended' as const) : r.missed ? ('missed' as const) : ('enrolled-after' as const),
+        attendance: !final ? null : r.attended ? ('attended' as const) : r.missed ? ('missed' as const) : ('not-enrolled' as const),
       })),
     },
     meta: pageMeta(page, totals.students),

@@ -93,7 +93,7 @@ export async function completeEnrollments(deps: Deps, institutionId: string, cou
       const result = await recomputeEnrollment(tx, course, enrollment, { touch: false });
       if (!result.completedNow) return;
       completed++;
-      await recordLearning(tx, enrollment.studentId, [{ kind: 'COURSE_COMPLETED', courseId: course.id }]);
+      await recordLearning(tx, enrollment.studentId, [{ kind: 'COURSE_COMPLETED', courseId: course.id }], { activeToday: false });
     });
   }
   return completed;

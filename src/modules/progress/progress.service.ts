@@ -321,12 +321,28 @@ export async function getBlockAnswer(ctx: ServiceContext, lessonId: string, bloc
 }
 
 /**
+ * Who caused an assessed score: the learner (a quiz attempt: the enrollment is marked accessed and
+ * today counts toward their streak) or a grader (an instructor's grade, a peer review that
+ * finalises the score: neither, the learner did nothing today).
+ */
+export interface AssessedBy {
+  byLearner: boolean;
+}
+
+/**
  * A graded assessment that does not pass (or a regrade below the pass mark), for the
  * enrollment's student, in the caller's transaction: the lesson's score becomes `scorePercent`
  * (so an earlier, higher score does not linger), its completion stays as it was, and the
  * enrollment is recomputed (a COMPLETED one's `finalScore` follows).
  */
-export async function recordAssessedScore(tx: ServiceContext, course: Course, lessonId: string, enrollmentId: string, scorePercent: number): Promise<CompletionResult> {
+export async function recordAssessedScore(
+  tx: ServiceContext,
+  course: Course,
+  lessonId: string,
+  enrollmentId: string,
+  scorePercent: number,
+  by: AssessedBy,
+): Promise<CompletionResult> {
   const [enrollment] = await tx.db
     .select()
     .from(enrollments)
@@ -334,7 +350,7 @@ export async function recordAssessedScore(tx: ServiceContext, course: Course, le
     .for('update');
   if (!enrollment) throw notFound('Enrollment');
   await upsertProgress(tx, enrollment, new Map([[lessonId, { score: Math.max(0, Math.min(100, scorePercent)) }]]));
-  return recomputeEnrollment(tx, course, enrollment);
+  return recomputeEnrollment(tx, course, enrollment, { touch: by.byLearner });
 }
 
 /**
@@ -344,7 +360,14 @@ export async function recordAssessedScore(tx: ServiceContext, course: Course, le
  * and the enrollment is recomputed (course completion, certificate and CRM push follow).
  * The score given replaces the stored one; completion stays.
  */
-export async function completeAssessedLesson(tx: ServiceContext, course: Course, lessonId: string, enrollmentId: string, scorePercent: number): Promise<CompletionResult> {
+export async function completeAssessedLesson(
+  tx: ServiceContext,
+  course: Course,
+  lessonId: string,
+  enrollmentId: string,
+  scorePercent: number,
+  by: AssessedBy,
+): Promise<CompletionResult> {
   const [enrollment] = await tx.db
     .select()
     .from(enrollments)
@@ -352,13 +375,13 @@ export async function completeAssessedLesson(tx: ServiceContext, course: Course,
     .for('update');
   if (!enrollment) throw notFound('Enrollment');
   const rows = await upsertProgress(tx, enrollment, new Map([[lessonId, { completed: true, score: Math.max(0, Math.min(100, scorePercent)) }]]));
-  const result = await recomputeEnrollment(tx, course, enrollment);
+  const result = await recomputeEnrollment(tx, course, enrollment, { touch: by.byLearner });
   const [lesson] = await tx.db
     .select({ type: lessons.type })
     .from(lessons)
     .where(and(inTenant(tx, lessons), eq(lessons.id, lessonId)));
   const passed: LearningEvent = lesson?.type === 'QUIZ' ? { kind: 'QUIZ_PASSED', lessonId, scorePercent } : { kind: 'ASSIGNMENT_PASSED', lessonId };
-  await recordLearning(tx, enrollment.studentId, [passed, ...learningEvents(enrollment, rows, course, result)]);
+  await recordLearning(tx, enrollment.studentId, [passed, ...learningEvents(enrollment, rows, course, result)], { activeToday: by.byLearner });
   return result;
 }
 

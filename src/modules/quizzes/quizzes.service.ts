@@ -379,7 +379,7 @@ export async function submitAttempt(ctx: ServiceContext, lessonId: string, input
     let completion: Completion | null = null;
     if (graded.passed) {
       const best = Math.max(graded.percentage, ...counted.filter((a) => a.status === 'SUBMITTED' && a.passed && a.percentage !== null).map((a) => a.percentage!));
-      const done = await completeAssessedLesson(tx, course, lesson.id, enrollment.id, best);
+      const done = await completeAssessedLesson(tx, course, lesson.id, enrollment.id, best, { byLearner: true });
       completion = {
         lessonCompleted: true,
         lessonScore: best,
