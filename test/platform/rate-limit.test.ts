@@ -14,7 +14,15 @@ function suite(name: string, env: Record<string, string>) {
     let t: TestApp;
     beforeAll(async () => {
       t = await createTestApp({
-        env: { RATE_LIMIT_READ: '5', RATE_LIMIT_WRITE: '3', RATE_LIMIT_REPORT_RUN: '2', CRON_SECRET: 'rate-limit-cron-secret', TRUST_PROXY: '127.0.0.1', ...env },
+        env: {
+          RATE_LIMIT_READ: '5',
+          RATE_LIMIT_WRITE: '3',
+          RATE_LIMIT_ANONYMOUS: '7',
+          RATE_LIMIT_REPORT_RUN: '2',
+          CRON_SECRET: 'rate-limit-cron-secret',
+          TRUST_PROXY: '127.0.0.1',
+          ...env,
+        },
         extraRoutes: (app) => {
           const typed = app.withTypeProvider<ZodTypeProvider>();
           typed.get('/api/test/read', async () => ({ data: 1, error: null }));
@@ -60,23 +68,21 @@ function suite(name: string, env: Record<string, string>) {
       expect(res.headers['ratelimit-limit']).toBe('2');
     });
 
-    it('limits anonymous callers by IP', async () => {
-      const statuses: number[] = [];
-      for (let i = 0; i < 7; i++)
-        statuses.push(
-          (await t.request('GET', '/api/auth/session', { headers: { 'x-forwarded-for': `10.${name.length}.${parseInt(run.slice(-2), 16)}.${parseInt(run.slice(-4, -2), 16)}` } }))
-            .status,
-        );
-      expect(statuses.slice(0, 5).every((s) => s === 200)).toBe(true);
-      expect(statuses[6]).toBe(429);
+    it('limits anonymous callers by IP, with a budget of their own (RATE_LIMIT_ANONYMOUS, not the per-user read limit)', async () => {
+      const headers = { 'x-forwarded-for': `10.${name.length}.${parseInt(run.slice(-2), 16)}.${parseInt(run.slice(-4, -2), 16)}` };
+      const answers = [];
+      for (let i = 0; i < 8; i++) answers.push(await t.request('GET', '/api/auth/session', { headers }));
+      expect(answers.slice(0, 7).map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200, 200]);
+      expect(answers[0]!.headers['ratelimit-limit']).toBe('7');
+      expect(answers[7]!.status).toBe(429);
     });
 
     it('the cron scheduler and the recorder webhook are not refused when their address used up the anonymous budget', async () => {
       const headers = { 'x-forwarded-for': `10.${name.length + 100}.${parseInt(run.slice(-2), 16)}.${parseInt(run.slice(-4, -2), 16)}` };
       // Refused writes and reads without a session use up this address's anonymous budgets.
-      for (let i = 0; i < 3; i++) expect((await t.request('POST', '/api/test/write', { headers, body: {} })).status).toBe(401);
+      for (let i = 0; i < 7; i++) expect((await t.request('POST', '/api/test/write', { headers, body: {} })).status).toBe(401);
       expect((await t.request('POST', '/api/test/write', { headers, body: {} })).status).toBe(429);
-      for (let i = 0; i < 5; i++) expect((await t.request('GET', '/api/test/read', { headers })).status).toBe(401);
+      for (let i = 0; i < 7; i++) expect((await t.request('GET', '/api/test/read', { headers })).status).toBe(401);
       expect((await t.request('GET', '/api/test/read', { headers })).status).toBe(429);
       // A cron call with the secret counts as the scheduler; a wrong secret is still anonymous.
       const cron = (secret: string) => t.request('GET', '/api/cron/assignment-reminders', { headers: { ...headers, authorization: `Bearer ${secret}` } });

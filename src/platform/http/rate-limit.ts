@@ -18,6 +18,8 @@ export const routeRateLimits = (config: Config) => ({
   webhook: { max: config.RATE_LIMIT_WEBHOOK, groupId: 'webhook' },
 });
 
+const isAnonymous = (req: FastifyRequest) => !req.session && !req.apiCaller;
+
 /** Who a limit counts against: the person (per tenant), an API credential (an xAPI key, the cron secret), or the IP for anonymous callers. */
 function callerKey(req: FastifyRequest): string {
   const who = req.session ? `p:${req.session.institutionId}:${req.session.personId}` : req.apiCaller ? `c:${req.apiCaller}` : `ip:${req.ip}`;
@@ -25,7 +27,8 @@ function callerKey(req: FastifyRequest): string {
 }
 
 /**
- * Rate limits of spec part 8: reads 100/min and writes 30/min per caller, with route overrides.
+ * Rate limits of spec part 8: reads 100/min and writes 30/min per caller, with route overrides;
+ * callers without a session: RATE_LIMIT_ANONYMOUS per IP.
  * Counters live in memory, or in Redis when REDIS_URL is set so replicas share them.
  */
 export async function registerRateLimits(app: FastifyInstance, config: Config) {
@@ -47,7 +50,9 @@ export async function registerRateLimits(app: FastifyInstance, config: Config) {
     // the caller's IP when there is no session).
     hook: 'onRequest',
     timeWindow: config.RATE_LIMIT_WINDOW_MS,
-    max: (req) => (isRead(req) ? config.RATE_LIMIT_READ : config.RATE_LIMIT_WRITE),
+    // Spec 8's per-user budgets; an address without a session has one of its own, larger, so
+    // that a client's 401s (or a school's many browsers behind one NAT) do not turn into 429s.
+    max: (req) => (isAnonymous(req) ? config.RATE_LIMIT_ANONYMOUS : isRead(req) ? config.RATE_LIMIT_READ : config.RATE_LIMIT_WRITE),
     keyGenerator: callerKey,
     enableDraftSpec: true,
     // If Redis is down, serve rather than fail every request.
