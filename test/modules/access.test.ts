@@ -119,3 +119,54 @@ describe('compliance', () => {
     expect(await requireAccess(ctxOf('PARENT', 'c_demo_par_01'), 'compliance.records', null)).toEqual({ staff: false });
   });
 });
+
+describe('a course the caller may not know', () => {
+  it('a draft or archived course and each of its lessons is 404 on every route for a learner who never enrolled, as an unknown id; a published one stays 403 ENROLLMENT_REQUIRED', async () => {
+    const { createLesson, enroll } = await import('../helpers/factories.js');
+    const stu = await t.token({ role: 'STUDENT', id: 'c_demo_stu_11' });
+    const lessonRoutes = (text: string, quiz: string, assignment: string): Array<[string, string, Record<string, unknown>?]> => [
+      ['GET', `/api/lessons/${text}`],
+      ['GET', `/api/lessons/${text}/captions`],
+      ['GET', `/api/lessons/${text}/notes`],
+      ['GET', `/api/lessons/${text}/bookmarks`],
+      ['POST', `/api/lessons/${text}/notes`, { content: 'x' }],
+      ['POST', `/api/lessons/${text}/progress`, { progressPercent: 10 }],
+      ['GET', `/api/lessons/${text}/blocks/intro/answer`],
+      ['GET', `/api/lessons/${text}/discussions`],
+      ['GET', `/api/quiz/${quiz}`],
+      ['GET', `/api/quiz/${quiz}/attempts`],
+      ['GET', `/api/assignments/${assignment}`],
+    ];
+    const make = async (status: 'DRAFT' | 'ARCHIVED' | 'PUBLISHED') => {
+      const course = await createCourse(t, { title: `${status} course`, status, ...(status === 'DRAFT' ? { publishedAt: null } : {}) });
+      const text = await createLesson(t, { courseId: course.id, type: 'TEXT', title: 'Reading' });
+      const quiz = await createLesson(t, { courseId: course.id, type: 'QUIZ', title: 'Quiz' });
+      const assignment = await createLesson(t, { courseId: course.id, type: 'ASSIGNMENT', title: 'Essay' });
+      return {
+        course,
+        routes: [
+          ['GET', `/api/learn/${course.id}`] as [string, string],
+          ['GET', `/api/learn/${course.id}/${text.id}`] as [string, string],
+          ...lessonRoutes(text.id, quiz.id, assignment.id),
+        ],
+      };
+    };
+    const statusOf = async ([method, url, body]: [string, string, Record<string, unknown>?]) => {
+      const res = await t.request(method as 'GET', url, { token: stu, body });
+      return `${method} ${url.replace(/\/[^/]*-[^/]*(?=\/|$)/g, '/:id')} ${res.status} ${res.body?.error?.code ?? ''}`;
+    };
+    for (const status of ['DRAFT', 'ARCHIVED'] as const) {
+      const { routes } = await make(status);
+      for (const route of routes) expect(await statusOf(route)).toMatch(/ 404 NOT_FOUND$/);
+    }
+    // A published course: the learner may know it, and is told to enroll.
+    const published = await make('PUBLISHED');
+    expect(await statusOf(published.routes[0]!)).toMatch(/ 403 ENROLLMENT_REQUIRED$/);
+    expect(await statusOf(published.routes[2]!)).toMatch(/ 403 ENROLLMENT_REQUIRED$/);
+    // A draft course the learner had an enrollment in (dropped since) is known: 403, and their own notes list answers.
+    const known = await make('DRAFT');
+    await enroll(t, { courseId: known.course.id, studentId: 'c_demo_stu_11', status: 'DROPPED' });
+    expect(await statusOf(known.routes[0]!)).toMatch(/ 403 ENROLLMENT_REQUIRED$/);
+    expect(await statusOf(known.routes[4]!)).toMatch(/ 200 $/);
+  });
+});

@@ -92,6 +92,20 @@ async function loadLesson(ctx: ServiceContext, lessonId: string): Promise<Lesson
 }
 
 /**
+ * Whether the caller may know that a course (or a lesson of it) exists: managers always; anyone
+ * else when it is PUBLISHED or they have an enrollment in it (any status). A draft or archived
+ * course they never joined is 404, exactly as an id that does not exist, on every route.
+ */
+const mayKnowCourse = (ctx: ServiceContext, course: Course, enrollment: Enrollment | null) => canManageCourses(ctx.actor) || course.status === 'PUBLISHED' || enrollment !== null;
+
+/** `loadLesson`, for a lesson the caller may know about (`mayKnowCourse`); anyone else gets 404. */
+async function knownLesson(ctx: ServiceContext, lessonId: string): Promise<LessonAccess> {
+  const found = await loadLesson(ctx, lessonId);
+  if (!mayKnowCourse(ctx, found.course, found.enrollment)) throw notFound('Lesson');
+  return found;
+}
+
+/**
  * Modules, lessons in reading order, the learner's progress and the drip locks of one course:
  * three set queries whatever the course's size. Course managers previewing without an
  * enrollment see everything unlocked.
@@ -206,7 +220,7 @@ async function viewCourse(ctx: ServiceContext, courseId: string): Promise<Course
  * not drip-locked.
  */
 async function openLesson(ctx: ServiceContext, lessonId: string): Promise<LessonAccess & { state: CourseState | null }> {
-  const found = await loadLesson(ctx, lessonId);
+  const found = await knownLesson(ctx, lessonId);
   if (canManageCourses(ctx.actor)) return { ...found, state: null };
   const enrollment = requireEnrolled(found.enrollment);
   await assertFeesAllow(ctx, 'opening lesson content');
@@ -428,6 +442,7 @@ const rules = {
   'course.learn': async (ctx: ServiceContext, courseId: string) => {
     const course = await loadCourse(ctx, courseId);
     const enrollment = await ownEnrollment(ctx, course.id);
+    if (!mayKnowCourse(ctx, course, enrollment)) throw notFound('Course');
     if (canManageCourses(ctx.actor)) return { course, enrollment: admits(enrollment) ? enrollment : null };
     return { course, enrollment: requireEnrolled(enrollment) as Enrollment | null };
   },
@@ -454,15 +469,15 @@ const rules = {
     if (!canManageCourses(ctx.actor)) throw forbidden('This action requires canManageCourses');
     return loadCourse(ctx, courseId);
   },
-  /** Know that a lesson exists (its own notes and bookmarks): any user of the institution. */
-  'lesson.view': (ctx: ServiceContext, lessonId: string) => loadLesson(ctx, lessonId),
+  /** Know that a lesson exists (its own notes and bookmarks): any user of the institution who may know its course (`mayKnowCourse`). */
+  'lesson.view': (ctx: ServiceContext, lessonId: string) => knownLesson(ctx, lessonId),
   /** Open a lesson's content (see `openLesson`). */
   'lesson.open': (ctx: ServiceContext, lessonId: string) => openLesson(ctx, lessonId),
   /** Learner writes on a lesson (progress, events, interactions, answers): the open rule, and an enrollment. */
   'lesson.learn': (ctx: ServiceContext, lessonId: string) => learnLesson(ctx, lessonId),
   /** Create notes and bookmarks: an ACTIVE enrollment (spec 4.3; a DROPPED or COMPLETED one keeps what exists). */
   'lesson.annotate': async (ctx: ServiceContext, lessonId: string) => {
-    const found = await loadLesson(ctx, lessonId);
+    const found = await knownLesson(ctx, lessonId);
     if (!found.enrollment || found.enrollment.status !== 'ACTIVE') {
       throw new AppError('ENROLLMENT_REQUIRED', 'An active enrollment in this course is required');
     }
@@ -500,7 +515,7 @@ const rules = {
    * List a quiz's attempts: managers (any course of the institution) see every student's;
    * anyone else of the institution only their own (`staff` false), even without an enrollment now.
    */
-  'quiz.attempts': async (ctx: ServiceContext, lessonId: string) => ({ ...(await loadLesson(ctx, lessonId)), staff: canManageCourses(ctx.actor) }),
+  'quiz.attempts': async (ctx: ServiceContext, lessonId: string) => ({ ...(await knownLesson(ctx, lessonId)), staff: canManageCourses(ctx.actor) }),
   /** Upload, change and delete caption tracks: canManageCourses (spec 4.2 rule 1), any course of the institution. */
   'lesson.captions': async (ctx: ServiceContext, lessonId: string) => {
     if (!canManageCourses(ctx.actor)) throw forbidden('Caption changes require canManageCourses');
@@ -522,7 +537,7 @@ const rules = {
    * service then requires the launch grant in the path, signed for the caller by a launch that
    * passed `scorm.launch` (else 404).
    */
-  'scorm.content': (ctx: ServiceContext, lessonId: string) => loadLesson(ctx, lessonId),
+  'scorm.content': (ctx: ServiceContext, lessonId: string) => knownLesson(ctx, lessonId),
   /** See one student's enrollment: course staff, or the student themself (anyone else: 404). */
   'enrollment.view': async (ctx: ServiceContext, target: { courseId: string; studentId: string }) => {
     if (!canManageCourses(ctx.actor) && ctx.actor.personId !== target.studentId) throw notFound('Enrollment');
@@ -592,7 +607,7 @@ const rules = {
   'course.community': async (ctx: ServiceContext, courseId: string) => joinCommunity(ctx, await loadCourse(ctx, courseId)),
   /** The same for a lesson's discussions (the lesson's course decides; drip locks do not apply). */
   'lesson.community': async (ctx: ServiceContext, lessonId: string) => {
-    const found = await loadLesson(ctx, lessonId);
+    const found = await knownLesson(ctx, lessonId);
     return { ...(await joinCommunity(ctx, found.course, found.enrollment)), lesson: found.lesson };
   },
   /** Post an announcement in a course: canManageCourses (any course of the institution). */
