@@ -1,14 +1,13 @@
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import './platform/http/types.js';
 import type { Deps } from './platform/context.js';
 import { clientErrorHandler, registerErrorHandling, sendFrameworkError } from './platform/http/errors-plugin.js';
 import { registerCommonErrorResponses } from './platform/http/error-responses.js';
-import { jsonDepthExceeds, MAX_JSON_DEPTH, registerInputGuard } from './platform/http/input-guard.js';
+import { parseJsonBody, registerInputGuard } from './platform/http/input-guard.js';
 import { zodResponseSerializer, type ZodSerializedRoute } from './platform/http/serializer.js';
 import { lazyRequestLogger, loggerOptions, OneLineRequestLog } from './platform/http/logging.js';
-import { AppError } from './platform/http/errors.js';
 import { registerAuth } from './platform/auth/auth-plugin.js';
 import { registerRateLimits } from './platform/http/rate-limit.js';
 import { registerDocs } from './platform/http/docs.js';
@@ -65,22 +64,8 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
   app.decorate('draining', false);
   // JSON bodies keep their raw bytes (webhook signatures are computed over them).
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  const parseJson = (req: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
-    const raw = Buffer.isBuffer(body) ? body : Buffer.from(body);
-    req.rawBody = raw;
-    if (raw.length === 0) return done(null, undefined);
-    const text = raw.toString('utf8');
-    if (jsonDepthExceeds(text)) {
-      return done(new AppError('VALIDATION_ERROR', `JSON body nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
-    }
-    try {
-      done(null, JSON.parse(text));
-    } catch {
-      done(new AppError('VALIDATION_ERROR', 'Malformed JSON body'), undefined);
-    }
-  };
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJson);
-  app.addContentTypeParser(/^application\/[\w.-]+\+json$/, { parseAs: 'buffer' }, parseJson);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parseJsonBody);
+  app.addContentTypeParser(/^application\/[\w.-]+\+json$/, { parseAs: 'buffer' }, parseJsonBody);
 
   registerResponseHeaders(app);
   // Without CORS_ORIGINS there is nothing to allow, and the plugin would run a hook on every

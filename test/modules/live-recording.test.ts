@@ -64,7 +64,10 @@ async function webhook(body: unknown, opts: { headers?: Record<string, string>; 
   const res = await (opts.app ?? t).app.inject({
     method: 'POST',
     url: WEBHOOK,
-    headers: { 'content-type': 'application/json', ...(opts.headers ?? { 'x-recorder-signature': signature }) },
+    // A `content-type` of undefined in opts.headers sends none.
+    headers: Object.fromEntries(
+      Object.entries({ 'content-type': 'application/json', ...(opts.headers ?? { 'x-recorder-signature': signature }) }).filter(([, v]) => v !== undefined),
+    ) as Record<string, string>,
     payload: text,
   });
   let json: any;
@@ -340,6 +343,22 @@ describe('webhook (spec 4.5 rules, 5.4 signature)', () => {
       expect(res.status, res.raw).toBe(200);
       expect(res.body.data).toEqual({ ok: true, status: 'FAILED', ignored: false, reason: null });
     }
+  });
+
+  it('reads a signed body as JSON whatever Content-Type it declares, or none; unsigned, it is still 401', async () => {
+    for (const contentType of ['text/plain', 'application/octet-stream', undefined]) {
+      const s = await processingSession();
+      const body = JSON.stringify({ event: 'recording_failed', sessionId: s.id, roomName: s.roomName });
+      const signed = { 'x-recorder-signature': hmacSha256Hex(SECRET, body) };
+      const res = await webhook(body, { headers: { ...signed, 'content-type': contentType as string } });
+      expect(res.status, `${contentType}: ${res.raw}`).toBe(200);
+      expect(res.body.data).toMatchObject({ ok: true, status: 'FAILED' });
+      expect((await row(s.id)).recordingStatus).toBe('FAILED');
+    }
+    const s = await processingSession();
+    const body = JSON.stringify({ event: 'recording_failed', sessionId: s.id, roomName: s.roomName });
+    expectError(await webhook(body, { headers: { 'content-type': 'text/plain' } }), 401, 'AUTH_REQUIRED');
+    expect((await row(s.id)).recordingStatus).toBe('PROCESSING');
   });
 
   it('401 for a missing, wrong or other-secret signature, or a signature of other bytes; nothing changes', async () => {

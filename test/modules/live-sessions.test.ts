@@ -73,6 +73,43 @@ describe('create', () => {
     expect(other.hostId).toBe(DEMO_TEACHER2_ID);
   });
 
+  it('a hostId must be staff of the institution in the CRM or a learner ACTIVE in the course (the host controls the session): anyone else is 400 and nothing is created', async () => {
+    const course = await courseWith([{ n: 20 }, { n: 21, status: 'DROPPED' }]);
+    const before = (await t.db.select().from(liveSessions).where(eq(liveSessions.courseId, course.id))).length;
+    for (const hostId of [stu(21), stu(22), 'c_demo_par_01', 'nobody_at_all', 'u_northside_teacher']) {
+      const res = await t.request('POST', '/api/live-sessions', {
+        token: teacher,
+        body: { courseId: course.id, title: 'Hosted', scheduledAt: '2026-03-05T15:00:00.000Z', durationMinutes: 45, hostId },
+      });
+      expectError(res, 400, 'VALIDATION_ERROR');
+      expect(res.body.error.details.fields).toEqual([{ field: 'body.hostId', message: expect.stringContaining(hostId) }]);
+    }
+    expect(await t.db.select().from(liveSessions).where(eq(liveSessions.courseId, course.id))).toHaveLength(before);
+    // Naming oneself needs no CRM lookup; a learner of the course may lead a session.
+    expect((await createSession(course.id, { hostId: DEMO_TEACHER_ID })).hostId).toBe(DEMO_TEACHER_ID);
+    expect((await createSession(course.id, { hostId: stu(20) })).hostId).toBe(stu(20));
+  });
+
+  it('an archived course takes no new session (409); a session ending after the year 9999 is 400', async () => {
+    const archived = await createCourse(t, { title: 'Old course', status: 'ARCHIVED' });
+    expectError(
+      await t.request('POST', '/api/live-sessions', {
+        token: teacher,
+        body: { courseId: archived.id, title: 'Late', scheduledAt: '2026-03-05T15:00:00.000Z', durationMinutes: 45 },
+      }),
+      409,
+      'CONFLICT',
+    );
+    const course = await courseWith([]);
+    const far = await t.request('POST', '/api/live-sessions', {
+      token: teacher,
+      body: { courseId: course.id, title: 'Far', scheduledAt: '9999-12-31T23:59:00Z', durationMinutes: 1440 },
+    });
+    expectError(far, 400, 'VALIDATION_ERROR');
+    expect(far.body.error.details.fields).toEqual([{ field: 'body.scheduledAt', message: 'the session must end before the year 10000' }]);
+    expect((await createSession(course.id, { scheduledAt: '9999-12-31T22:00:00Z', durationMinutes: 60 })).scheduledAt).toBe('9999-12-31T22:00:00.000Z');
+  });
+
   it('tells every ACTIVE enrollment of the course with LIVE_CLASS_SCHEDULED, in one notify, delivered in-app by the worker', async () => {
     const course = await courseWith([{ n: 1 }, { n: 2 }, { n: 4, status: 'COMPLETED' }, { n: 5, status: 'DROPPED' }]);
     const s = await createSession(course.id);
@@ -221,7 +258,8 @@ describe('start and end', () => {
     expectError(await t.request('GET', `/api/live-sessions/${s.id}`, { token: await studentToken(11) }), 404, 'NOT_FOUND');
     expect(expectOk(await t.request('GET', `/api/live-sessions/${s.id}`, { token: await studentToken(10) })).id).toBe(s.id);
     expect(expectOk(await t.request('POST', `/api/live-sessions/${s.id}/start`, { token: admin })).status).toBe('LIVE');
-    // A host who is not a course manager still controls their session.
+    // A host who is not a course manager (a learner of the course: a student-led session) still controls their session.
+    await enroll(t, { courseId: course.id, studentId: 'c_demo_stu_12' });
     const guest = await t.token({ role: 'STUDENT', id: 'c_demo_stu_12' });
     const hosted = await createSession(course.id, { hostId: 'c_demo_stu_12' }, admin);
     expect(expectOk(await t.request('POST', `/api/live-sessions/${hosted.id}/start`, { token: guest })).status).toBe('LIVE');

@@ -9,14 +9,14 @@ import { withTx, type ServiceContext } from '../../platform/context.js';
 import type { Database } from '../../platform/db/client.js';
 import { iso } from '../../platform/dto.js';
 import { inTenant, byId } from '../../platform/db/tenancy.js';
-import { isCrmError } from '../../platform/crm/client.js';
 import { notFound, validationError } from '../../platform/http/errors.js';
 import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
 import { newId } from '../../platform/ids.js';
 import { isAdmin } from '../../platform/auth/permissions.js';
 import { requireAccess } from '../access/access.service.js';
 import { audit, changes, snapshot } from '../audit/audit.js';
-import { getSettings, requireInstitutionSlug } from '../institutions/institutions.service.js';
+import { getSettings } from '../institutions/institutions.service.js';
+import { requireStaffUsers } from '../institutions/staff.js';
 import { AGGREGATES, GRANULARITIES, MAX_REPORT_ROWS, OPERATORS_BY_TYPE, validateDefinition, type ReportDefinitionInput } from './analytics.definition.js';
 import { compileReport, type CompiledReport, type ReportScope } from './analytics.compiler.js';
 import { registryDto } from './analytics.registry.js';
@@ -208,25 +208,8 @@ export async function deleteReport(ctx: ServiceContext, id: string) {
 // ── recipients ─────────────────────────────────────────────────────────────────
 
 /**
- * Recipients of schedules and alerts: staff users of the institution as the CRM knows them now
- * (`GET /api/lms/user/{id}`), so a report is never e-mailed to a student or a stranger. An id the
- * CRM does not know is 400 naming it; a CRM that cannot answer is 502.
+ * Recipients of schedules and alerts (the caller when none are given): staff users of the
+ * institution as the CRM knows them now, so a report is never e-mailed to a student or a stranger
+ * (`requireStaffUsers`: 400 naming an unknown id, 502 when the CRM cannot answer).
  */
-export async function staffRecipients(ctx: ServiceContext, ids: string[] | undefined, path: string): Promise<string[]> {
-  const list = [...new Set(ids ?? [ctx.actor.personId])];
-  const slug = await requireInstitutionSlug(ctx, ctx.institutionId);
-  const issues: { field: string; message: string }[] = [];
-  await Promise.all(
-    list.map(async (id) => {
-      try {
-        const user = await ctx.crm.getUser(slug, id);
-        if (user.role !== null && user.role !== 'TEACHER' && user.role !== 'ADMIN') issues.push({ field: `${path}.${(ids ?? list).indexOf(id)}`, message: `${id} is not staff` });
-      } catch (err) {
-        if (isCrmError(err) && err.reason === 'not_found') issues.push({ field: `${path}.${(ids ?? list).indexOf(id)}`, message: `no staff user ${id} in the institution` });
-        else throw err;
-      }
-    }),
-  );
-  if (issues.length > 0) throw validationError('Recipients must be staff of the institution', issues);
-  return list;
-}
+export const staffRecipients = (ctx: ServiceContext, ids: string[] | undefined, path: string): Promise<string[]> => requireStaffUsers(ctx, ids ?? [ctx.actor.personId], path);

@@ -4,6 +4,8 @@ import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { AppError } from '../../platform/http/errors.js';
+import { parseJsonBody } from '../../platform/http/input-guard.js';
+import type { Deps } from '../../platform/context.js';
 import { routeRateLimits } from '../../platform/http/rate-limit.js';
 import { requestContext } from '../../platform/auth/auth-plugin.js';
 import { verifyWebhookSignature } from '../../platform/auth/signatures.js';
@@ -282,6 +284,16 @@ const routes: ModuleRoutes = async (app, deps) => {
     async (req) => ok(await stopRecording(ctxOf(req), req.params.id)),
   );
 
+  // In a scope of its own: the signature vouches for the bytes, so a signed body is read as JSON
+  // whatever Content-Type the recorder declares (or none), not refused with 415.
+  await app.register(async (scope) => {
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, parseJsonBody);
+    webhookRoute(typed(scope), deps);
+  });
+};
+
+/** POST /api/webhooks/meet-recording (spec 4.5, 5.4): the recorder's signed callback. */
+function webhookRoute(r: ReturnType<typeof typed>, deps: Deps) {
   const webhookLimit = Math.min(deps.config.BODY_LIMIT_BYTES, 64 * 1024);
   r.post(
     WEBHOOK_PATH,
@@ -319,6 +331,6 @@ const routes: ModuleRoutes = async (app, deps) => {
     },
     async (req) => ok(await handleRecordingWebhook({ db: deps.database.db, clock: deps.clock, log: req.log, config: deps.config }, req.body)),
   );
-};
+}
 
 export const liveSessionsModule: AppModule = { name: 'live-sessions', routes, jobs: liveSessionsJobs };

@@ -13,14 +13,20 @@ export const idParams = z.object({ id });
 
 // ── session ──────────────────────────────────────────────────────────────────
 
-export const createSessionBody = z.strictObject({
-  courseId: id,
-  title: z.string().trim().min(1).max(200),
-  description: z.string().max(5000).nullable().optional(),
-  scheduledAt: isoDateTime,
-  durationMinutes: z.number().int().min(1).max(MAX_DURATION_MINUTES),
-  hostId: id.optional().describe('the host’s person id; default: the caller'),
-});
+export const createSessionBody = z
+  .strictObject({
+    courseId: id,
+    title: z.string().trim().min(1).max(200),
+    description: z.string().max(5000).nullable().optional(),
+    scheduledAt: isoDateTime,
+    durationMinutes: z.number().int().min(1).max(MAX_DURATION_MINUTES),
+    hostId: id.optional().describe('the host’s person id: a staff user of the institution in the CRM, or a learner ACTIVE in the course (400 otherwise); default: the caller'),
+  })
+  // The calendar file writes the end as a four-digit year.
+  .refine((b) => Date.parse(b.scheduledAt) + b.durationMinutes * 60_000 < Date.UTC(10_000, 0, 1), {
+    message: 'the session must end before the year 10000',
+    path: ['scheduledAt'],
+  });
 export type CreateSessionInput = z.infer<typeof createSessionBody>;
 
 export const listSessionsQuery = z

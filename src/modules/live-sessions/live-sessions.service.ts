@@ -9,6 +9,7 @@ import { newId } from '../../platform/ids.js';
 import { requireAccess, visibleLiveSessions } from '../access/access.service.js';
 import { enrollments } from '../enrollments/enrollments.tables.js';
 import { institutionSlug } from '../institutions/institutions.service.js';
+import { requireStaffUsers } from '../institutions/staff.js';
 import { notify } from '../notifications/notify.js';
 import { calendarFileName, sessionCalendar, sessionPath } from './live-sessions.calendar.js';
 import { sessionDto } from './live-sessions.dto.js';
@@ -18,6 +19,15 @@ import { liveSessionParticipants, liveSessions, ROSTER_STATUSES, type LiveSessio
 import { ATTENDED, MISSED } from './live-sessions.attendance-rule.js';
 import { audit, auditCreate, auditUpdate } from '../audit/audit.js';
 
+async function isActiveLearner(ctx: ServiceContext, courseId: string, personId: string) {
+  const [row] = await ctx.db
+    .select({ id: enrollments.id })
+    .from(enrollments)
+    .where(and(inTenant(ctx, enrollments), eq(enrollments.courseId, courseId), eq(enrollments.studentId, personId), eq(enrollments.status, 'ACTIVE')))
+    .limit(1);
+  return row !== undefined;
+}
+
 /** `<RECORDING_ROOM_PREFIX>-<institution slug>-<session id>` (spec 2.7). */
 export const roomNameOf = (prefix: string, slug: string, sessionId: string) => `${prefix}-${slug}-${sessionId}`;
 
@@ -25,11 +35,18 @@ export const roomNameOf = (prefix: string, slug: string, sessionId: string) => `
 
 /**
  * POST /api/live-sessions: canManageCourses; the host is the caller unless `hostId` names another
- * person. In the same transaction every ACTIVE enrollment of the course gets LIVE_CLASS_SCHEDULED
- * (one bulk notify).
+ * person. The host controls the session and sees its roster, so it must be staff of the
+ * institution as the CRM knows them, or a learner ACTIVE in the course (a student-led session);
+ * anyone else (a stranger, a parent, another institution's teacher) is 400. An archived course
+ * takes no new sessions (409). In the same transaction every ACTIVE enrollment of the course gets
+ * LIVE_CLASS_SCHEDULED (one bulk notify).
  */
 export async function createSession(ctx: ServiceContext, input: CreateSessionInput) {
   const course = await requireAccess(ctx, 'liveSession.create', input.courseId);
+  if (course.status === 'ARCHIVED') throw conflict('An archived course cannot take new live sessions');
+  if (input.hostId !== undefined && input.hostId !== ctx.actor.personId && !(await isActiveLearner(ctx, course.id, input.hostId))) {
+    await requireStaffUsers(ctx, [input.hostId], 'body.hostId', { single: true });
+  }
   return withTx(ctx, async (tx) => {
     const now = tx.clock.now();
     const [row] = await tx.db

@@ -17,6 +17,26 @@ import { AppError } from './errors.js';
  */
 export const MAX_JSON_DEPTH = 64;
 
+/**
+ * The JSON body parser of every route (a Fastify content-type parser, `parseAs: 'buffer'`): keeps
+ * the raw bytes in `req.rawBody` (signatures are computed over them), refuses nesting deeper than
+ * MAX_JSON_DEPTH and malformed JSON with 400 VALIDATION_ERROR; an empty body is undefined.
+ */
+export function parseJsonBody(req: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) {
+  const raw = Buffer.isBuffer(body) ? body : Buffer.from(body);
+  req.rawBody = raw;
+  if (raw.length === 0) return done(null, undefined);
+  const text = raw.toString('utf8');
+  if (jsonDepthExceeds(text)) {
+    return done(new AppError('VALIDATION_ERROR', `JSON body nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+  }
+  try {
+    done(null, JSON.parse(text));
+  } catch {
+    done(new AppError('VALIDATION_ERROR', 'Malformed JSON body'), undefined);
+  }
+}
+
 /** True when the JSON text nests arrays/objects deeper than `max`; a linear scan, no parsing. */
 export function jsonDepthExceeds(text: string, max = MAX_JSON_DEPTH): boolean {
   let depth = 0;
