@@ -445,6 +445,21 @@ describe('GET /api/notifications and marking read', () => {
     expect((await t.request('GET', '/api/notifications/unread-count', { token: northStudent })).body.data.count).toBe(0);
   });
 
+  it('an empty category or unreadOnly (an "All" choice of a filter form) is the same as leaving it out', async () => {
+    await seedInbox(4);
+    const list = (await t.request('GET', '/api/notifications', { token: student })).body.data.notifications;
+    await t.request('PATCH', '/api/notifications/read', { token: student, body: { ids: [list[0].id] } });
+    const res = await t.request('GET', '/api/notifications', { token: student, query: { category: '', unreadOnly: '' } });
+    expect(res.status).toBe(200);
+    expect(res.body.error).toBeNull();
+    expect(res.body.data).toMatchObject({ total: 4, unreadCount: 3 });
+    expect(res.body.data.notifications.map((n: { id: string }) => n.id)).toEqual(list.map((n: { id: string }) => n.id));
+    const unreadOnly = await t.request('GET', '/api/notifications', { token: student, query: { category: '', unreadOnly: 'true' } });
+    expect(unreadOnly.body.data.total).toBe(3);
+    const assessments = await t.request('GET', '/api/notifications', { token: student, query: { category: 'ASSESSMENT', unreadOnly: '' } });
+    expect(assessments.body.data.total).toBe(2);
+  });
+
   it('marks read by ids (own only) or all; unreadOnly and unread-count follow; legacy forms work', async () => {
     await seedInbox(4);
     await seedInbox(1, DEMO_SIBLING_ID);

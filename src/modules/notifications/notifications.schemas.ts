@@ -9,9 +9,12 @@ import { PUSH_PLATFORMS, WEEKDAYS } from './notifications.tables.js';
 /** Spec 8: notifications list default 25, at most 100. */
 export const NOTIFICATIONS_PAGE_DEFAULT = 25;
 
-/** `true`/`false` (also 1/0) in a query string; `z.coerce.boolean` would read "false" as true. */
+/**
+ * `true`/`false` (also 1/0) in a query string; `z.coerce.boolean` would read "false" as true.
+ * Empty (`?unreadOnly=`, an "All" choice of a filter form) is false, as if absent.
+ */
 const queryBoolean = z
-  .enum(['true', 'false', '1', '0'])
+  .enum(['true', 'false', '1', '0', ''])
   .transform((v) => v === 'true' || v === '1')
   .default(false);
 
@@ -19,8 +22,13 @@ export const listNotificationsQuery = z.object({
   page: z.coerce.number().int().min(1).default(1).describe('1-indexed page number'),
   limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe(`page size, default ${NOTIFICATIONS_PAGE_DEFAULT}, max 100`),
   perPage: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('alias of limit'),
-  unreadOnly: queryBoolean.describe('only unread notifications'),
-  category: z.string().min(1).max(64).optional().describe("a definition's category, e.g. ASSESSMENT"),
+  unreadOnly: queryBoolean.describe('only unread notifications; empty is false'),
+  category: z
+    .string()
+    .max(64)
+    .optional()
+    .transform((v) => v || undefined)
+    .describe("a definition's category, e.g. ASSESSMENT; empty means every category"),
 });
 
 export const notificationSchema = z.object({
