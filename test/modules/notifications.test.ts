@@ -491,6 +491,30 @@ describe('GET /api/notifications and marking read', () => {
     expectError(await t.request('PATCH', '/api/notifications', { token: student, body: { markAllRead: false } }), 400, 'VALIDATION_ERROR');
     expectError(await t.request('GET', '/api/notifications'), 401, 'AUTH_REQUIRED');
   });
+
+  it('PATCH /read accepts {ids, all: false} (the ids change) and names the field and problem of a bad body', async () => {
+    await seedInbox(3);
+    const list = (await t.request('GET', '/api/notifications', { token: student })).body.data.notifications;
+    const res = await t.request('PATCH', '/api/notifications/read', { token: student, body: { ids: [list[0].id], all: false } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ data: { updated: 1 }, error: null });
+    expect((await t.request('GET', '/api/notifications/unread-count', { token: student })).body.data.count).toBe(2);
+
+    const refused = async (body: unknown) => {
+      const r = await t.request('PATCH', '/api/notifications/read', { token: student, body });
+      expectError(r, 400, 'VALIDATION_ERROR');
+      return r.body.error.details.fields as Array<{ field: string; message: string }>;
+    };
+    expect(await refused({ ids: Array.from({ length: 501 }, (_, i) => `n${i}`) })).toEqual([{ field: 'body.ids', message: 'at most 500 ids at once' }]);
+    expect(await refused({ ids: [list[1].id, 42] })).toEqual([{ field: 'body.ids.1', message: 'must be a notification id (a string)' }]);
+    expect(await refused({ ids: 'abc' })).toEqual([{ field: 'body.ids', message: 'must be a list of notification ids' }]);
+    expect(await refused({ all: 'yes' })).toEqual([{ field: 'body.all', message: 'must be true or false' }]);
+    expect(await refused({ all: false })).toEqual([{ field: 'body', message: 'send {ids: [...]} or {all: true}' }]);
+    expect(await refused({})).toEqual([{ field: 'body', message: 'send {ids: [...]} or {all: true}' }]);
+    expect(await refused({ ids: [list[1].id], all: true })).toEqual([{ field: 'body.all', message: 'send either ids or all: true, not both' }]);
+    // None of the refused bodies changed anything.
+    expect((await t.request('GET', '/api/notifications/unread-count', { token: student })).body.data.count).toBe(2);
+  });
 });
 
 describe('preferences', () => {

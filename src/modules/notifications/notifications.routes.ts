@@ -59,7 +59,9 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'markNotificationsRead',
         summary: 'Mark notifications read',
-        description: "`{ids}` marks those of the caller's notifications; `{all: true}` marks every one. Other people's ids change nothing. `updated` counts rows that were unread.",
+        description:
+          "`{ids}` (at most 500) marks those of the caller's notifications; `{all: true}` marks every one. `all: false` beside `ids` is accepted and says nothing; " +
+          "`ids` with `all: true` is 400, as is neither. Other people's ids change nothing. `updated` counts rows that were unread.",
         body: markReadBody,
         response: { 200: envelope(updatedSchema) },
       },

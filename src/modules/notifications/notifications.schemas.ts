@@ -53,9 +53,28 @@ export const notificationListSchema = z.object({
 /** GET /api/notifications: the list, total and unread count, with page meta. */
 export const notificationListEnvelope = envelopeWithMeta(notificationListSchema);
 
-const idList = z.array(z.string().min(1).max(200)).max(500);
+export const MARK_READ_MAX_IDS = 500;
 
-export const markReadBody = z.union([z.strictObject({ ids: idList }), z.strictObject({ all: z.literal(true) })]).describe('{ids: [...]} or {all: true}');
+const notificationIdField = z.string({ error: 'must be a notification id (a string)' }).min(1, 'must not be empty').max(200, 'at most 200 characters');
+
+/**
+ * `{ids}` or `{all: true}`. One object rather than a union of the two, so a bad value is named
+ * with its field (a union only says that neither form matched). With `ids`, `all: false` says
+ * nothing and is accepted; `ids` with `all: true` is contradictory and refused.
+ */
+export const markReadBody = z
+  .strictObject({
+    ids: z
+      .array(notificationIdField, { error: 'must be a list of notification ids' })
+      .max(MARK_READ_MAX_IDS, `at most ${MARK_READ_MAX_IDS} ids at once`)
+      .optional()
+      .describe(`at most ${MARK_READ_MAX_IDS}`),
+    all: z.boolean({ error: 'must be true or false' }).optional().describe('true marks every notification; false only alongside ids'),
+  })
+  .refine((b) => b.ids !== undefined || b.all === true, { message: 'send {ids: [...]} or {all: true}' })
+  .refine((b) => b.ids === undefined || b.all !== true, { message: 'send either ids or all: true, not both', path: ['all'] })
+  .describe('{ids: [...]} or {all: true}');
+export type MarkRead = z.infer<typeof markReadBody>;
 
 export const legacyPatchBody = z
   .union([z.strictObject({ markAllRead: z.literal(true) }), z.strictObject({ notificationId: z.string().min(1).max(200) })])

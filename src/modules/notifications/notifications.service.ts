@@ -11,7 +11,7 @@ import { enqueueMany } from '../../platform/queue/queue.js';
 import { CATEGORIES, definitionOf, definitionsFor, preferenceKeyOf, type NotificationDefinition } from './notifications.definitions.js';
 import { digestKindOf, nextDigestAt } from './notifications.digest-times.js';
 import { notificationDevices, notificationDigestSettings, notificationPreferences, notifications, type NotificationRow } from './notifications.tables.js';
-import { NOTIFICATIONS_PAGE_DEFAULT, type DeviceTokenBody, type DigestTimesPatch, type MobileProvider, type UpdatePreference } from './notifications.schemas.js';
+import { NOTIFICATIONS_PAGE_DEFAULT, type DeviceTokenBody, type DigestTimesPatch, type MarkRead, type MobileProvider, type UpdatePreference } from './notifications.schemas.js';
 import { digestJobKey, digestTimesOf, effectivePreference } from './notify.js';
 
 const me = (ctx: ServiceContext) => ctx.actor.personId;
@@ -87,14 +87,18 @@ export async function countUnread(ctx: ServiceContext): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
-/** PATCH /api/notifications/read: `{ids}` or `{all: true}`; only the caller's own unread rows change. */
-export async function markRead(ctx: ServiceContext, target: { ids: string[] } | { all: true }) {
-  if ('ids' in target && target.ids.length === 0) return { updated: 0 };
+/**
+ * PATCH /api/notifications/read: `{ids}` or `{all: true}` (with `ids`, `all` is false or absent:
+ * the ids are what changes); only the caller's own unread rows change.
+ */
+export async function markRead(ctx: ServiceContext, target: MarkRead) {
+  const ids = target.ids;
+  if (ids ? ids.length === 0 : target.all !== true) return { updated: 0 };
   const now = ctx.clock.now();
   const changed = await ctx.db
     .update(notifications)
     .set({ isRead: true, readAt: now, updatedAt: now })
-    .where(and(myInbox(ctx), unread, 'ids' in target ? inArray(notifications.id, [...new Set(target.ids)]) : undefined))
+    .where(and(myInbox(ctx), unread, ids ? inArray(notifications.id, [...new Set(ids)]) : undefined))
     .returning({ id: notifications.id });
   return { updated: changed.length };
 }
