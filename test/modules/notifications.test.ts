@@ -478,7 +478,7 @@ describe('GET /api/notifications and marking read', () => {
     expect(read).toMatchObject({ id: list[0].id, isRead: true, readAt: t.clock.now().toISOString() });
 
     expect((await t.request('PATCH', '/api/notifications', { token: student, body: { notificationId: list[1].id } })).body.data).toEqual({ updated: 1 });
-    expect((await t.request('PATCH', '/api/notifications', { token: student, body: { notificationId: theirs.id } })).body.data).toEqual({ updated: 0 });
+    expectError(await t.request('PATCH', '/api/notifications', { token: student, body: { notificationId: theirs.id } }), 404, 'NOT_FOUND');
     expect((await t.request('PATCH', '/api/notifications', { token: student, body: { markAllRead: true } })).body.data).toEqual({ updated: 2 });
     expect((await t.request('PATCH', '/api/notifications/read', { token: student, body: { all: true } })).body.data).toEqual({ updated: 0 });
     expect((await t.request('GET', '/api/notifications/unread-count', { token: sibling })).body.data.count).toBe(1);
@@ -490,6 +490,34 @@ describe('GET /api/notifications and marking read', () => {
     expectError(await t.request('PATCH', '/api/notifications/read', { token: student, body: {} }), 400, 'VALIDATION_ERROR');
     expectError(await t.request('PATCH', '/api/notifications', { token: student, body: { markAllRead: false } }), 400, 'VALIDATION_ERROR');
     expectError(await t.request('GET', '/api/notifications'), 401, 'AUTH_REQUIRED');
+  });
+
+  it('legacy {notificationId}: someone else’s or an unknown id is 404 and changes nothing; the caller’s own read one is updated 0', async () => {
+    await seedInbox(1);
+    await seedInbox(1, DEMO_SIBLING_ID);
+    await send({ key: 'BADGE_EARNED', institutionId: 'inst_north', recipients: [NORTH_STUDENT_ID], metadata: { badgeName: 'N' } });
+    const [mine] = (await t.request('GET', '/api/notifications', { token: student })).body.data.notifications;
+    const [theirs] = (await t.request('GET', '/api/notifications', { token: sibling })).body.data.notifications;
+    const [north] = (await t.request('GET', '/api/notifications', { token: northStudent })).body.data.notifications;
+    const before = await t.db.select().from(notifications).orderBy(notifications.id);
+    t.clock.advance(60_000);
+
+    for (const notificationId of [theirs.id, north.id, 'no-such-notification']) {
+      const res = await t.request('PATCH', '/api/notifications', { token: student, body: { notificationId } });
+      expectError(res, 404, 'NOT_FOUND');
+    }
+    // The caller's e-mail row of a notification is not an in-app notification either.
+    const mineEmail = (await rowsOf(DEMO_STUDENT_ID)).find((r) => r.channel === 'email')!;
+    expectError(await t.request('PATCH', '/api/notifications', { token: student, body: { notificationId: mineEmail.id } }), 404, 'NOT_FOUND');
+    expect(await t.db.select().from(notifications).orderBy(notifications.id)).toEqual(before);
+
+    const first = await t.request('PATCH', '/api/notifications', { token: student, body: { notificationId: mine.id } });
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ data: { updated: 1 }, error: null });
+    const again = await t.request('PATCH', '/api/notifications', { token: student, body: { notificationId: mine.id } });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ data: { updated: 0 }, error: null });
+    expect((await t.request('GET', '/api/notifications/unread-count', { token: sibling })).body.data.count).toBe(1);
   });
 
   it('PATCH /read accepts {ids, all: false} (the ids change) and names the field and problem of a bad body', async () => {

@@ -76,7 +76,9 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'markNotificationsReadLegacy',
         summary: 'Mark notifications read (legacy forms)',
-        description: 'Kept for older clients: `{markAllRead: true}` or `{notificationId}`. Same effect and answer as PATCH /api/notifications/read.',
+        description:
+          'Kept for older clients: `{markAllRead: true}` or `{notificationId}`. Same effect and answer as PATCH /api/notifications/read, except that a ' +
+          '`notificationId` the caller has no notification of (unknown, or someone else’s) is 404 NOT_FOUND; their own already-read one is `{updated: 0}`.',
         body: legacyPatchBody,
         response: { 200: envelope(updatedSchema) },
       },

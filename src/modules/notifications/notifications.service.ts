@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../platform/context.js';
 import { withTx } from '../../platform/context.js';
 import { iso } from '../../platform/dto.js';
 import { inTenant } from '../../platform/db/tenancy.js';
-import { forbidden, validationError } from '../../platform/http/errors.js';
+import { forbidden, notFound, validationError } from '../../platform/http/errors.js';
 import { newId } from '../../platform/ids.js';
 import { pageMeta } from '../../platform/http/pagination.js';
 import { enqueueMany } from '../../platform/queue/queue.js';
@@ -103,9 +103,23 @@ export async function markRead(ctx: ServiceContext, target: MarkRead) {
   return { updated: changed.length };
 }
 
-/** The legacy PATCH /api/notifications forms, kept for older clients. */
-export const markReadLegacy = (ctx: ServiceContext, body: { markAllRead: true } | { notificationId: string }) =>
-  markRead(ctx, 'markAllRead' in body ? { all: true } : { ids: [body.notificationId] });
+/**
+ * The legacy PATCH /api/notifications forms, kept for older clients. `{notificationId}` names one
+ * record: 404 when the caller has no such (listed) notification, as for any owner-scoped record
+ * of someone else; their own already-read one is `{updated: 0}`.
+ */
+export async function markReadLegacy(ctx: ServiceContext, body: { markAllRead: true } | { notificationId: string }) {
+  if ('markAllRead' in body) return markRead(ctx, { all: true });
+  const result = await markRead(ctx, { ids: [body.notificationId] });
+  if (result.updated === 0) {
+    const [own] = await ctx.db
+      .select({ id: notifications.id })
+      .from(notifications)
+      .where(and(myInbox(ctx), listed, eq(notifications.id, body.notificationId)));
+    if (!own) throw notFound('Notification');
+  }
+  return result;
+}
 
 // ── preferences ─────────────────────────────────────────────────────────────
 
