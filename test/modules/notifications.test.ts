@@ -654,6 +654,25 @@ describe('preferences', () => {
     expect(cleared.body.data).toMatchObject({ timezone: 'UTC', timezoneOverride: null });
     expect((await t.request('GET', '/api/notifications/preferences', { token: student })).body.data.digestTimes.weeklyTime).toBe('17:45');
   });
+
+  it('digest times: a zone in another spelling is stored and answered in its canonical IANA name', async () => {
+    const res = await t.request('PATCH', '/api/notifications/preferences/digest-times', { token: student, body: { timezoneOverride: 'europe/berlin' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      data: { dailyTime: '08:00', weeklyDay: 'MONDAY', weeklyTime: '08:00', timezone: 'Europe/Berlin', timezoneOverride: 'Europe/Berlin' },
+      error: null,
+    });
+    const [stored] = await rawRows<{ timezone_override: string }>(t.db, sql`select timezone_override from notification_digest_settings where user_id = ${DEMO_STUDENT_ID}`);
+    expect(stored!.timezone_override).toBe('Europe/Berlin');
+    const utc = await t.request('PATCH', '/api/notifications/preferences/digest-times', { token: student, body: { timezoneOverride: 'utc' } });
+    expect(utc.body.data).toMatchObject({ timezone: 'UTC', timezoneOverride: 'UTC' });
+    // A row written before names were canonicalised is answered canonically too.
+    await t.db.execute(sql`update notification_digest_settings set timezone_override = 'america/new_york' where user_id = ${DEMO_STUDENT_ID}`);
+    expect((await t.request('GET', '/api/notifications/preferences', { token: student })).body.data.digestTimes).toMatchObject({
+      timezone: 'America/New_York',
+      timezoneOverride: 'America/New_York',
+    });
+  });
 });
 
 describe('push tokens and devices', () => {

@@ -27,6 +27,19 @@ export function isTimeZone(zone: string): boolean {
   }
 }
 
+/**
+ * The zone's canonical IANA spelling as `Intl` resolves it (`europe/berlin` → `Europe/Berlin`,
+ * `utc` → `UTC`), so what is stored and answered is one name per zone. A zone `Intl` does not
+ * know is returned as given.
+ */
+export function canonicalTimeZone(zone: string): string {
+  try {
+    return new Intl.DateTimeFormat(undefined, { timeZone: zone }).resolvedOptions().timeZone;
+  } catch {
+    return zone;
+  }
+}
+
 export const digestKindOf = (frequency: string): DigestKind | null => (frequency === 'DAILY_DIGEST' ? 'DAILY' : frequency === 'WEEKLY_DIGEST' ? 'WEEKLY' : null);
 
 /**

@@ -143,7 +143,7 @@ export const digestTimesBody = z.strictObject({
     .refine(isTimeZone, 'must be an IANA time zone name, e.g. Europe/Berlin')
     .nullable()
     .optional()
-    .describe('IANA zone; null removes the override'),
+    .describe('IANA zone, stored and answered in its canonical spelling (europe/berlin → Europe/Berlin); null removes the override'),
 });
 export type DigestTimesPatch = z.infer<typeof digestTimesBody>;
 

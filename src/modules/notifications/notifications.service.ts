@@ -9,7 +9,7 @@ import { newId } from '../../platform/ids.js';
 import { pageMeta } from '../../platform/http/pagination.js';
 import { enqueueMany } from '../../platform/queue/queue.js';
 import { CATEGORIES, definitionOf, definitionsFor, preferenceKeyOf, type NotificationDefinition } from './notifications.definitions.js';
-import { digestKindOf, nextDigestAt } from './notifications.digest-times.js';
+import { canonicalTimeZone, digestKindOf, nextDigestAt } from './notifications.digest-times.js';
 import { notificationDevices, notificationDigestSettings, notificationPreferences, notifications, type NotificationRow } from './notifications.tables.js';
 import { NOTIFICATIONS_PAGE_DEFAULT, type DeviceTokenBody, type DigestTimesPatch, type MarkRead, type MobileProvider, type UpdatePreference } from './notifications.schemas.js';
 import { digestJobKey, digestTimesOf, effectivePreference } from './notify.js';
@@ -146,7 +146,10 @@ async function digestTimesView(ctx: ServiceContext) {
       .from(notificationDigestSettings)
       .where(and(inTenant(ctx, notificationDigestSettings), eq(notificationDigestSettings.userId, me(ctx)))),
   ]);
-  return { ...times.get(me(ctx))!, timezoneOverride: stored?.timezoneOverride ?? null };
+  // Canonical on the way out as well, for a zone stored before names were canonicalised on write.
+  const zone = (z: string | null) => (z === null ? null : canonicalTimeZone(z));
+  const own = times.get(me(ctx))!;
+  return { ...own, timezone: zone(own.timezone)!, timezoneOverride: zone(stored?.timezoneOverride ?? null) };
 }
 
 /** GET /api/notifications/preferences: every key the role may see, grouped by category, with the caller's rows. */
@@ -221,7 +224,7 @@ export async function updateDigestTimes(ctx: ServiceContext, body: DigestTimesPa
     ...(body.dailyTime !== undefined && { dailyTime: body.dailyTime }),
     ...(body.weeklyDay !== undefined && { weeklyDay: body.weeklyDay }),
     ...(body.weeklyTime !== undefined && { weeklyTime: body.weeklyTime }),
-    ...(body.timezoneOverride !== undefined && { timezoneOverride: body.timezoneOverride }),
+    ...(body.timezoneOverride !== undefined && { timezoneOverride: body.timezoneOverride === null ? null : canonicalTimeZone(body.timezoneOverride) }),
   };
   return withTx(ctx, async (tx) => {
     const now = tx.clock.now();
