@@ -742,6 +742,23 @@ describe('push tokens and devices', () => {
     expect((await t.request('POST', '/api/v1/devices/gcm-token', { token: student, body: { token: 'x', platform: 'android' } })).status).toBe(404);
     expectError(await t.request('POST', '/api/v1/devices/fcm-token', { body: { token: 'x', platform: 'android' } }), 401, 'AUTH_REQUIRED');
   });
+
+  it('registering a token again without metadata keeps the metadata stored earlier; new metadata replaces it', async () => {
+    const first = await t.request('POST', '/api/v1/devices/fcm-token', { token: student, body: { token: 'fcm-keep', platform: 'android', model: 'Pixel 9', appVersion: '3.2.0' } });
+    expect(first.status).toBe(200);
+    const again = await t.request('POST', '/api/notifications/push-token', { token: student, body: { token: 'fcm-keep', platform: 'android' } });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ data: { id: first.body.data.id, registered: true }, error: null });
+    const device = async () => (await t.db.select().from(notificationDevices).where(eq(notificationDevices.token, 'fcm-keep')))[0];
+    expect(await device()).toMatchObject({ id: first.body.data.id, provider: 'fcm', platform: 'android', metadata: { model: 'Pixel 9', appVersion: '3.2.0' } });
+    // The device endpoint without metadata keeps it too.
+    expect((await t.request('POST', '/api/v1/devices/fcm-token', { token: student, body: { token: 'fcm-keep', platform: 'android' } })).status).toBe(200);
+    expect((await device())!.metadata).toEqual({ model: 'Pixel 9', appVersion: '3.2.0' });
+    // Metadata sent again describes the device as it is now.
+    expect((await t.request('POST', '/api/v1/devices/fcm-token', { token: student, body: { token: 'fcm-keep', platform: 'android', appVersion: '3.3.0' } })).status).toBe(200);
+    expect((await device())!.metadata).toEqual({ appVersion: '3.3.0' });
+    expect(await t.db.select().from(notificationDevices)).toHaveLength(1);
+  });
 });
 
 describe('definitions and system templates', () => {

@@ -307,7 +307,9 @@ async function registerDevice(ctx: ServiceContext, input: { token: string; platf
       })
       .onConflictDoUpdate({
         target: [notificationDevices.institutionId, notificationDevices.deviceId],
-        set: { platform: input.platform, provider: input.provider, metadata: input.metadata, updatedAt: now },
+        // A registration without metadata (POST /api/notifications/push-token, or a device call
+        // sending none) keeps what an earlier call stored; new metadata replaces it.
+        set: { platform: input.platform, provider: input.provider, ...(Object.keys(input.metadata).length > 0 && { metadata: input.metadata }), updatedAt: now },
       })
       .returning();
     return row!;
