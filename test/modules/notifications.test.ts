@@ -739,8 +739,47 @@ describe('push tokens and devices', () => {
     expect(row).toMatchObject({ provider: 'fcm', platform: 'android', metadata: { model: 'Pixel 9', appVersion: '3.2.0' } });
     expect((await t.request('POST', '/api/v1/devices/apns-token', { token: student, body: { token: 'apns-1', platform: 'ios' } })).body.data.provider).toBe('apns');
     expectError(await t.request('POST', '/api/v1/devices/apns-token', { token: student, body: { token: 'apns-2', platform: 'android' } }), 400, 'VALIDATION_ERROR');
-    expect((await t.request('POST', '/api/v1/devices/gcm-token', { token: student, body: { token: 'x', platform: 'android' } })).status).toBe(404);
     expectError(await t.request('POST', '/api/v1/devices/fcm-token', { body: { token: 'x', platform: 'android' } }), 401, 'AUTH_REQUIRED');
+  });
+
+  it('the device body keeps metadata fields it does not name (bounded); another provider is 400 naming the supported ones', async () => {
+    const body = { token: 'fcm-meta', platform: 'android', model: 'Pixel 9', deviceId: 'A1B2-C3', manufacturer: 'Google', sdkInt: 35, isTablet: false };
+    const res = await t.request('POST', '/api/v1/devices/fcm-token', { token: student, body });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      data: { id: expect.any(String), registered: true, deviceId: createHash('sha256').update(`${DEMO_STUDENT_ID}:fcm-meta`).digest('hex'), provider: 'fcm', platform: 'android' },
+      error: null,
+    });
+    const [row] = await t.db.select().from(notificationDevices);
+    expect(row!.metadata).toEqual({ model: 'Pixel 9', deviceId: 'A1B2-C3', manufacturer: 'Google', sdkInt: 35, isTablet: false });
+
+    const refused = async (b: Record<string, unknown>) => {
+      const r = await t.request('POST', '/api/v1/devices/apns-token', { token: student, body: { token: 'apns-meta', platform: 'ios', ...b } });
+      expectError(r, 400, 'VALIDATION_ERROR');
+      return r.body.error.details.fields as Array<{ field: string; message: string }>;
+    };
+    expect(await refused({ carrier: { name: 'x' } })).toEqual([{ field: 'body.carrier', message: 'must be a string (at most 200 characters), a number or a boolean' }]);
+    expect(await refused({ carrier: null })).toEqual([{ field: 'body.carrier', message: 'must be a string (at most 200 characters), a number or a boolean' }]);
+    expect((await refused({ carrier: 'x'.repeat(201) }))[0]!.field).toBe('body.carrier');
+    expect(await refused({ 'bad key': 'x' })).toEqual([{ field: 'body.bad key', message: 'a metadata field name is 1 to 64 letters, digits, _, - or ., starting with a letter' }]);
+    expect(await refused({ ['k'.repeat(65)]: 'x' })).toHaveLength(1);
+    const many = Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`field${i}`, i]));
+    expect(await refused(many)).toEqual([{ field: 'body', message: 'at most 20 device metadata fields besides the named ones (21 sent)' }]);
+    expect((await t.request('POST', '/api/v1/devices/apns-token', { token: student, body: { token: 'apns-meta', platform: 'ios', ...many, field20: undefined } })).status).toBe(
+      200,
+    );
+    expect(await t.db.select().from(notificationDevices).where(eq(notificationDevices.token, 'apns-meta'))).toHaveLength(1);
+
+    // A provider delivery cannot send through: 400 naming the supported ones, nothing stored.
+    for (const path of ['/api/v1/devices/expo-token', '/api/devices/gcm-token']) {
+      const other = await t.request('POST', path, { token: student, body: { token: 'ExponentPushToken[abc]', platform: 'android' } });
+      expectError(other, 400, 'VALIDATION_ERROR');
+      expect(other.body.error.message).toMatch(/not supported.*fcm, apns/);
+      expect(other.body.error.details.fields).toEqual([{ field: 'params.provider', message: 'must be one of fcm, apns' }]);
+    }
+    expect(await t.db.select().from(notificationDevices).where(eq(notificationDevices.token, 'ExponentPushToken[abc]'))).toEqual([]);
+    expectError(await t.request('POST', '/api/v1/devices/expo-token', { body: { token: 'x', platform: 'android' } }), 401, 'AUTH_REQUIRED');
+    expectError(await t.request('POST', '/api/v1/devices/anything', { token: student, body: {} }), 404, 'NOT_FOUND');
   });
 
   it('registering a token again without metadata keeps the metadata stored earlier; new metadata replaces it', async () => {

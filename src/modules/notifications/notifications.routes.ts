@@ -4,6 +4,7 @@ import { envelope, ok } from '../../platform/http/envelope.js';
 import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
 import {
   countSchema,
+  deviceProviderParams,
   deviceSchema,
   deviceTokenBody,
   digestTimesBody,
@@ -189,7 +190,10 @@ const routes: ModuleRoutes = async (app, deps) => {
           tags,
           operationId: `registerMobileDevice${provider === 'fcm' ? 'Fcm' : 'Apns'}`,
           summary: `Register a mobile app's ${provider.toUpperCase()} push token (mobile clients call /api/v1/devices/${provider}-token with a bearer token)`,
-          description: 'Body: the token, the platform (ios or android; apns is ios only) and optional device metadata. Same device rules as POST /api/notifications/push-token.',
+          description:
+            'Body: the token, the platform (ios or android; apns is ios only) and optional device metadata, named fields and others (see the body schema), ' +
+            'stored with the device. Same device rules as POST /api/notifications/push-token. Another provider (`/api/v1/devices/expo-token`, …) is ' +
+            '400 VALIDATION_ERROR naming the supported ones.',
           body: deviceTokenBody,
           response: { 200: envelope(deviceSchema) },
         },
@@ -197,6 +201,11 @@ const routes: ModuleRoutes = async (app, deps) => {
       async (req) => ok(await service.registerMobileDevice(ctxOf(req), provider, req.body)),
     );
   }
+  // Any other <provider>-token: a 400 that names the supported providers instead of a bare 404
+  // (the static routes above win over this one). Not documented: it only ever refuses.
+  r.post('/api/devices/:provider-token', { schema: { tags, operationId: 'refuseMobileDeviceProvider', params: deviceProviderParams, hide: true } }, async (req) =>
+    service.refuseMobileProvider(req.params.provider),
+  );
 };
 
 export const notificationsModule: AppModule = { name: 'notifications', routes, jobs: notificationsJobs };

@@ -162,7 +162,11 @@ export const registeredSchema = z.object({ id: z.string(), registered: z.literal
 export const MOBILE_PROVIDERS = ['fcm', 'apns'] as const;
 export type MobileProvider = (typeof MOBILE_PROVIDERS)[number];
 
-export const deviceTokenBody = z.strictObject({
+/** Device metadata beyond the named fields (spec 4.7 leaves the body open): bounded, flat, plain values. */
+export const DEVICE_METADATA_MAX_KEYS = 20;
+export const DEVICE_METADATA_VALUE_MAX = 200;
+const DEVICE_METADATA_KEY = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
+const deviceFields = {
   token,
   platform: z.enum(['ios', 'android']),
   deviceName: z.string().max(200).optional(),
@@ -170,8 +174,32 @@ export const deviceTokenBody = z.strictObject({
   osVersion: z.string().max(50).optional(),
   appVersion: z.string().max(50).optional(),
   locale: z.string().max(35).optional(),
+};
+const deviceMetadataValue = z.union([z.string().max(DEVICE_METADATA_VALUE_MAX), z.number(), z.boolean()], {
+  error: `must be a string (at most ${DEVICE_METADATA_VALUE_MAX} characters), a number or a boolean`,
 });
+
+export const deviceTokenBody = z
+  .object(deviceFields)
+  .catchall(deviceMetadataValue)
+  .superRefine((body, ctx) => {
+    const extra = Object.keys(body).filter((k) => !(k in deviceFields));
+    if (extra.length > DEVICE_METADATA_MAX_KEYS) {
+      ctx.addIssue({ code: 'custom', path: [], message: `at most ${DEVICE_METADATA_MAX_KEYS} device metadata fields besides the named ones (${extra.length} sent)` });
+    }
+    for (const k of extra) {
+      if (!DEVICE_METADATA_KEY.test(k)) {
+        ctx.addIssue({ code: 'custom', path: [k], message: 'a metadata field name is 1 to 64 letters, digits, _, - or ., starting with a letter' });
+      }
+    }
+  })
+  .describe(
+    `The token, the platform and optional device metadata: the named fields, and up to ${DEVICE_METADATA_MAX_KEYS} further fields ` +
+      `(names of letters, digits, _, - or ., starting with a letter, at most 64; values a string of at most ${DEVICE_METADATA_VALUE_MAX} characters, a number or a boolean), all stored with the device.`,
+  );
 export type DeviceTokenBody = z.infer<typeof deviceTokenBody>;
+
+export const deviceProviderParams = z.object({ provider: z.string().describe('a push provider other than fcm and apns') });
 
 export const deviceSchema = z.object({
   id: z.string(),

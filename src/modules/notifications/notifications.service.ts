@@ -11,7 +11,15 @@ import { enqueueMany } from '../../platform/queue/queue.js';
 import { CATEGORIES, definitionOf, definitionsFor, preferenceKeyOf, type NotificationDefinition } from './notifications.definitions.js';
 import { canonicalTimeZone, digestKindOf, nextDigestAt } from './notifications.digest-times.js';
 import { notificationDevices, notificationDigestSettings, notificationPreferences, notifications, type NotificationRow } from './notifications.tables.js';
-import { NOTIFICATIONS_PAGE_DEFAULT, type DeviceTokenBody, type DigestTimesPatch, type MarkRead, type MobileProvider, type UpdatePreference } from './notifications.schemas.js';
+import {
+  MOBILE_PROVIDERS,
+  NOTIFICATIONS_PAGE_DEFAULT,
+  type DeviceTokenBody,
+  type DigestTimesPatch,
+  type MarkRead,
+  type MobileProvider,
+  type UpdatePreference,
+} from './notifications.schemas.js';
 import { digestJobKey, digestTimesOf, effectivePreference } from './notify.js';
 
 const me = (ctx: ServiceContext) => ctx.actor.personId;
@@ -320,6 +328,18 @@ async function registerDevice(ctx: ServiceContext, input: { token: string; platf
 export async function registerPushToken(ctx: ServiceContext, body: { token: string; platform: 'web' | 'ios' | 'android' }) {
   const row = await registerDevice(ctx, { ...body, provider: PROVIDER_OF_PLATFORM[body.platform], metadata: {} });
   return { id: row.id, registered: true as const };
+}
+
+/**
+ * POST /api/v1/devices/<provider>-token for a provider other than fcm and apns (`expo`, `gcm`,
+ * …): delivery has no sender for it, so the token is refused with the providers that work,
+ * rather than stored for a device that would never be reached.
+ */
+export function refuseMobileProvider(provider: string): never {
+  const supported = MOBILE_PROVIDERS.join(', ');
+  throw validationError(`Push provider '${provider}' is not supported; register the device with one of: ${supported} (POST /api/v1/devices/<provider>-token)`, [
+    { field: 'params.provider', message: `must be one of ${supported}` },
+  ]);
 }
 
 /** POST /api/v1/devices/{fcm|apns}-token: a mobile app's token with its device metadata. */
