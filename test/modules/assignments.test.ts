@@ -83,6 +83,21 @@ const notificationsOf = (recipientId: string, key: string) =>
     .from(notifications)
     .where(and(eq(notifications.recipientId, recipientId), eq(notifications.key, key), eq(notifications.channel, 'IN_APP')));
 
+const progressOf = async (lessonId: string, studentId: string) =>
+  (
+    await t.db
+      .select()
+      .from(lessonProgress)
+      .where(and(eq(lessonProgress.lessonId, lessonId), eq(lessonProgress.studentId, studentId)))
+  )[0];
+const enrollmentOf = async (courseId: string, studentId: string) =>
+  (
+    await t.db
+      .select()
+      .from(enrollments)
+      .where(and(eq(enrollments.courseId, courseId), eq(enrollments.studentId, studentId)))
+  )[0];
+
 describe('assignment upsert and read', () => {
   it('PUT creates and replaces the assignment of an ASSIGNMENT lesson, with rubric criteria ids and totalPoints', async () => {
     const { lesson, assignment, course } = await setup({ rubric: true });
@@ -324,21 +339,6 @@ describe('a grade is the grader’s action, not the learner’s', () => {
 });
 
 describe('grades on the lesson and the enrollment', () => {
-  const progressOf = async (lessonId: string, studentId: string) =>
-    (
-      await t.db
-        .select()
-        .from(lessonProgress)
-        .where(and(eq(lessonProgress.lessonId, lessonId), eq(lessonProgress.studentId, studentId)))
-    )[0];
-  const enrollmentOf = async (courseId: string, studentId: string) =>
-    (
-      await t.db
-        .select()
-        .from(enrollments)
-        .where(and(eq(enrollments.courseId, courseId), eq(enrollments.studentId, studentId)))
-    )[0];
-
   it('a passing grade completes the course with the grade as finalScore; a regrade below the pass mark replaces the lesson score and the finalScore', async () => {
     const a = STUDENTS[0]!;
     const { lesson, course } = await setup({ enrolled: [a], passingScore: 6 });
@@ -898,6 +898,50 @@ describe('peer review: finalisation', () => {
     const view = await t.request('GET', `/api/assignments/${lesson.id}/peer-reviews`, { token: teacher });
     const group = view.body.data.groups.find((g: any) => g.submissionId === s2.id);
     expect(group).toMatchObject({ instructorScore: 2, peerScoreAverage: 6, instructorOverridden: true, peerReviewCount: 1, peerReviewsCompleted: 1 });
+  });
+
+  it('a review added after the peer grade was final (peerReviewCount raised): the score, lesson and enrollment follow the new average; ASSESS_PEER_GRADED stays one', async () => {
+    const [a, b, c, d] = STUDENTS as [string, string, string, string];
+    const { lesson, course } = await setup({ peer: 1, passingScore: 5, enrolled: [a, b, c, d] });
+    for (const id of [a, b, c, d]) expect((await submitAs(id, lesson.id)).status).toBe(201);
+    const [subA] = await t.db
+      .select()
+      .from(submissions)
+      .where(and(eq(submissions.assignmentId, lesson.id), eq(submissions.studentId, a)));
+    const reviewsOfA = () => t.db.select().from(peerReviews).where(eq(peerReviews.submissionId, subA!.id));
+    const [first] = await reviewsOfA();
+    const one = await t.request('POST', `/api/peer-reviews/${first!.id}/submit`, { token: tok(first!.reviewerId), body: { score: 8 } });
+    expect(one.body.data.aggregate).toEqual({ peerScoreAverage: 8, reviewsSubmitted: 1, reviewsAssigned: 1, finalisedNow: true });
+    expect(await progressOf(lesson.id, a)).toMatchObject({ completed: true, score: 80 });
+    expect(await enrollmentOf(course.id, a)).toMatchObject({ status: 'COMPLETED', finalScore: 80 });
+
+    const body = { title: 'Cell essay', instructions: 'x', maxScore: 10, passingScore: 5, dueDate: DUE, isPeerAssessed: true, peerReviewCount: 2 };
+    expectOk(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body }));
+    const added = (await reviewsOfA()).filter((r) => r.id !== first!.id);
+    expect(added).toHaveLength(1);
+    const two = await t.request('POST', `/api/peer-reviews/${added[0]!.id}/submit`, { token: tok(added[0]!.reviewerId), body: { score: 4 } });
+    expect(two.status, two.raw).toBe(200);
+    expect(two.body).toEqual({
+      data: { status: 'SUBMITTED', score: 4, aggregate: { peerScoreAverage: 6, reviewsSubmitted: 2, reviewsAssigned: 2, finalisedNow: false } },
+      error: null,
+    });
+    const [row] = await t.db.select().from(submissions).where(eq(submissions.id, subA!.id));
+    expect(row).toMatchObject({ score: 6, peerScoreAverage: 6, peerReviewsCompleted: 2, status: 'GRADED', instructorScore: null });
+    const mine = expectOk(await t.request('GET', `/api/assignments/${lesson.id}`, { token: tok(a) }));
+    expect(mine.mySubmission).toMatchObject({ score: 6, peerScoreAverage: 6, status: 'GRADED' });
+    expect(await progressOf(lesson.id, a)).toMatchObject({ completed: true, score: 60 });
+    expect(await enrollmentOf(course.id, a)).toMatchObject({ status: 'COMPLETED', finalScore: 60 });
+    expect(await peerGraded(a)).toHaveLength(1);
+
+    // Once the instructor grades, a later review moves the peer average only.
+    expectOk(await t.request('POST', `/api/assignments/${lesson.id}/grade`, { token: teacher, body: { submissionId: subA!.id, score: 9 } }));
+    expectOk(await t.request('PUT', `/api/assignments/${lesson.id}`, { token: teacher, body: { ...body, peerReviewCount: 3 } }));
+    const third = (await reviewsOfA()).filter((r) => r.status === 'PENDING');
+    expect(third).toHaveLength(1);
+    expect((await t.request('POST', `/api/peer-reviews/${third[0]!.id}/submit`, { token: tok(third[0]!.reviewerId), body: { score: 1 } })).status).toBe(200);
+    expect((await t.db.select().from(submissions).where(eq(submissions.id, subA!.id)))[0]).toMatchObject({ score: 9, instructorScore: 9, peerScoreAverage: 4.33 });
+    expect(await progressOf(lesson.id, a)).toMatchObject({ score: 90 });
+    expect(await peerGraded(a)).toHaveLength(1);
   });
 
   it('concurrent submits of the last two reviews finalise exactly once', async () => {

@@ -432,9 +432,12 @@ export interface Aggregate {
  * each is the sum of its criteria, spec 4.4 rule 1), to two decimals. When every
  * assigned review is complete and no instructor grade exists, the peer average becomes the
  * score, once (`peer_finalised_at`), and the student gets
- * ASSESS_PEER_GRADED, forced immediate. FLAGGED reviews count as completed but not in the
- * average; when every review was flagged there is no peer score to give, so nothing is sent
- * and the submission waits for the instructor (the owner was told of each flag).
+ * ASSESS_PEER_GRADED, forced immediate. A review completed after that (an extra reviewer, a
+ * raised peerReviewCount) keeps the score on the peer average while no instructor grade exists
+ * (spec 4.4 rule 3), with the lesson's score following, and sends nothing. FLAGGED reviews count
+ * as completed but not in the average; when every review was flagged there is no peer score to
+ * give, so nothing is sent and the submission waits for the instructor (the owner was told of
+ * each flag).
  */
 export async function recomputeAggregate(tx: ServiceContext, assignment: Assignment, course: Course, submission: Submission): Promise<Aggregate> {
   const [agg] = await tx.db
@@ -470,6 +473,22 @@ export async function recomputeAggregate(tx: ServiceContext, assignment: Assignm
         forceImmediate: true,
       });
     }
+  }
+  if (average !== null && !finalisedNow) {
+    // Final already, and a later review came in (extra reviewers, a raised peerReviewCount): the score follows the average; nothing is sent again.
+    const [followed] = await tx.db
+      .update(submissions)
+      .set({ score: average, gradedAt: now, updatedAt: now })
+      .where(
+        and(
+          byId(tx, submissions, submission.id),
+          sql`${submissions.peerFinalisedAt} is not null`,
+          sql`${submissions.instructorScore} is null`,
+          sql`${submissions.score} is distinct from ${average}::real`,
+        ),
+      )
+      .returning();
+    if (followed) await scoreLesson(tx, assignment, course, followed.enrollmentId, average);
   }
   return { peerScoreAverage: average, reviewsSubmitted: agg!.completed, reviewsAssigned: agg!.assigned, finalisedNow };
 }

@@ -17,7 +17,7 @@ interface Review {
 interface Submitter {
   submissionId: string;
   studentId: string;
-  /** Its peer grade is final (or an instructor graded it): an extra review there changes no score, so others come first. */
+  /** Its peer grade is final (or an instructor graded it): an extra review there only adjusts a given grade (or none), so others come first. */
   settled?: boolean;
 }
 
