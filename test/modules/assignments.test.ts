@@ -944,6 +944,30 @@ describe('peer review: finalisation', () => {
     expect(await peerGraded(a)).toHaveLength(1);
   });
 
+  it('maxScore cannot go below a peer grade either: the final score, or the peer average so far (409, details.highestGrade)', async () => {
+    const { lesson, reviews, subs } = await peerSetup(2, STUDENTS.slice(0, 3), false);
+    const target = subs[0]!;
+    const [r1, r2] = reviews.filter((r) => r.submissionId === target.id) as [any, any];
+    const put = (maxScore: number) =>
+      t.request('PUT', `/api/assignments/${lesson.id}`, {
+        token: teacher,
+        body: { title: 'Cell essay', instructions: 'x', maxScore, dueDate: DUE, isPeerAssessed: true, peerReviewCount: 2 },
+      });
+    await t.request('POST', `/api/peer-reviews/${r1.id}/submit`, { token: tok(r1.reviewerId), body: { score: 9 } });
+    const pending = await put(8);
+    expectError(pending, 409, 'CONFLICT');
+    expect(pending.body.error.details).toEqual({ highestGrade: 9 });
+
+    const last = await t.request('POST', `/api/peer-reviews/${r2.id}/submit`, { token: tok(r2.reviewerId), body: { score: 7 } });
+    expect(last.body.data.aggregate).toMatchObject({ peerScoreAverage: 8, finalisedNow: true });
+    const final = await put(7.5);
+    expectError(final, 409, 'CONFLICT');
+    expect(final.body.error.details).toEqual({ highestGrade: 8 });
+    expect(expectOk(await t.request('GET', `/api/assignments/${lesson.id}`, { token: teacher })).maxScore).toBe(10);
+    // Down to the grade is fine.
+    expect(expectOk(await put(8)).maxScore).toBe(8);
+  });
+
   it('concurrent submits of the last two reviews finalise exactly once', async () => {
     const { assignment, reviews, subs } = await peerSetup(2, STUDENTS.slice(0, 3));
     const target = subs[0]!;

@@ -61,7 +61,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         description:
           'The course owner or ADMIN (with canManageCourses). `rubric` absent keeps the current rubric, null removes it; criteria sent with their `id` keep it, ' +
           'others get new ids, criteria left out are removed. `totalPoints` is computed; a peer review scores the rubric (0..totalPoints), ' +
-          'and the mean of the reviews becomes the submission score as it is (not rescaled), so a rubric should total `maxScore`. Turning peer review on, or raising `peerReviewCount`, after students submitted allocates their reviewers at once. A `maxScore` below an instructor grade already given → 409 CONFLICT (`details.highestGrade`). A lesson of another type → 400.',
+          'and the mean of the reviews becomes the submission score as it is (not rescaled), so a rubric should total `maxScore`. Turning peer review on, or raising `peerReviewCount`, after students submitted allocates their reviewers at once. A `maxScore` below a grade already given (the instructor score, else the final score, else the peer average so far) → 409 CONFLICT (`details.highestGrade`). A lesson of another type → 400.',
         params: idParams,
         body: upsertAssignmentBody,
         response: { 200: envelope(assignmentSchema) },

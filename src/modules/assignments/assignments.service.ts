@@ -198,12 +198,14 @@ export async function upsertAssignment(ctx: ServiceContext, id: string, body: Up
 }
 
 /**
- * A lower maxScore must still hold the instructor grades given: otherwise a grade of 60 would
- * read as 300 % of a new maximum of 20. 409, naming the highest grade.
+ * A lower maxScore must still hold the grades given: otherwise a grade of 60 would read as
+ * 300 % of a new maximum of 20. Each submission's grade is the one that counts: the instructor
+ * score, else the final score, else the peer average so far (it becomes the score once the
+ * reviews are in). 409, naming the highest grade.
  */
 async function assertGradesFit(tx: ServiceContext, assignmentId: string, maxScore: number) {
   const [row] = await tx.db
-    .select({ highest: sql<number | null>`max(${submissions.instructorScore})` })
+    .select({ highest: sql<number | null>`max(coalesce(${submissions.instructorScore}, ${submissions.score}, ${submissions.peerScoreAverage}))` })
     .from(submissions)
     .where(and(inTenant(tx, submissions), eq(submissions.assignmentId, assignmentId)));
   const highest = row?.highest === null || row?.highest === undefined ? null : Number(row.highest);
