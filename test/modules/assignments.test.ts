@@ -694,6 +694,19 @@ describe('peer review: reviewer side', () => {
   });
 });
 
+describe('peer review: reviewer side, the edges', () => {
+  it('a rubric score is the plain sum of its criteria, without float noise (0.1 + 0.2 is 0.3)', async () => {
+    const { assignment, reviews } = await peerSetup(1, STUDENTS.slice(0, 2));
+    const review = reviews[0]!;
+    const res = await t.request('POST', `/api/peer-reviews/${review.id}/submit`, { token: tok(review.reviewerId), body: { rubricScores: fullScores(assignment, 0.1, 0.2) } });
+    expect(res.status, res.raw).toBe(200);
+    expect(res.body.data).toEqual({ status: 'SUBMITTED', score: 0.3, aggregate: { peerScoreAverage: 0.3, reviewsSubmitted: 1, reviewsAssigned: 1, finalisedNow: true } });
+    const [row] = await t.db.select().from(peerReviews).where(eq(peerReviews.id, review.id));
+    expect(row!.score).toBeCloseTo(0.3, 6);
+    expect(row!.rubricScores).toEqual(fullScores(assignment, 0.1, 0.2));
+  });
+});
+
 describe('peer review: a review moved away mid-request', () => {
   /**
    * Runs `move(query)` right after the next query whose SQL matches, on the same connection (in

@@ -164,6 +164,9 @@ function checkRubricScores(rubric: RubricWithCriteria, scores: Record<string, nu
   }
 }
 
+/** A sum of decimal scores without binary float noise (0.1 + 0.2 is 0.3, not 0.30000000000000004): four decimals, as quiz scores. */
+const withoutFloatNoise = (n: number) => Math.round(n * 10_000) / 10_000;
+
 const assertPending = (r: PeerReview) => {
   if (r.status !== 'PENDING') throw conflict(`This review is ${r.status} and can no longer change`);
 };
@@ -188,7 +191,8 @@ export async function saveDraft(ctx: ServiceContext, reviewId: string, body: { r
 
 /**
  * POST /api/peer-reviews/{id}/submit (spec 4.4 rules 1–3): with a rubric every criterion is
- * scored and the score is their sum; without one the score is 0..maxScore. The aggregate is
+ * scored and the score is their sum (to four decimals); without one the score is 0..maxScore.
+ * The aggregate is
  * recomputed and may finalise the submission.
  */
 export async function submitReview(ctx: ServiceContext, reviewId: string, body: { rubricScores?: Record<string, number>; score?: number; feedback?: string }) {
@@ -201,7 +205,7 @@ export async function submitReview(ctx: ServiceContext, reviewId: string, body: 
       if (!body.rubricScores) throw validationError('This assignment has a rubric: give rubricScores for every criterion', [{ field: 'body.rubricScores', message: 'required' }]);
       checkRubricScores(rubric, body.rubricScores, true);
       rubricScores = Object.fromEntries(rubric.criteria.map((c) => [c.id, body.rubricScores![c.id]!]));
-      score = Object.values(rubricScores).reduce((a, b) => a + b, 0);
+      score = withoutFloatNoise(Object.values(rubricScores).reduce((a, b) => a + b, 0));
     } else {
       if (body.score === undefined) throw validationError('Give a score', [{ field: 'body.score', message: 'required' }]);
       if (body.score > assignment.maxScore)
