@@ -705,6 +705,29 @@ describe('peer review: reviewer side, the edges', () => {
     expect(row!.score).toBeCloseTo(0.3, 6);
     expect(row!.rubricScores).toEqual(fullScores(assignment, 0.1, 0.2));
   });
+
+  it('rubricScores on an assignment without a rubric: submit answers 400 as a draft does, and stores nothing', async () => {
+    const { reviews } = await peerSetup(1, STUDENTS.slice(0, 2), false);
+    const review = reviews[0]!;
+    const token = tok(review.reviewerId);
+    const body = { score: 7, rubricScores: { anything: 3 }, feedback: 'Good' };
+    for (const res of [
+      await t.request('POST', `/api/peer-reviews/${review.id}/submit`, { token, body }),
+      await t.request('PATCH', `/api/peer-reviews/${review.id}`, { token, body: { rubricScores: body.rubricScores } }),
+    ]) {
+      expectError(res, 400, 'VALIDATION_ERROR');
+      expect(res.body.error.message).toBe('This assignment has no rubric');
+      expect(res.body.error.details.fields).toEqual([{ field: 'body.rubricScores', message: 'no rubric' }]);
+    }
+    const [row] = await t.db.select().from(peerReviews).where(eq(peerReviews.id, review.id));
+    expect(row).toMatchObject({ status: 'PENDING', score: null, rubricScores: {}, feedback: null, submittedAt: null });
+    const [sub] = await t.db.select().from(submissions).where(eq(submissions.id, review.submissionId));
+    expect(sub).toMatchObject({ peerReviewsCompleted: 0, score: null });
+    // An empty map carries no scores to drop.
+    const ok = await t.request('POST', `/api/peer-reviews/${review.id}/submit`, { token, body: { ...body, rubricScores: {} } });
+    expect(ok.status, ok.raw).toBe(200);
+    expect(ok.body.data).toMatchObject({ status: 'SUBMITTED', score: 7 });
+  });
 });
 
 describe('peer review: a review moved away mid-request', () => {

@@ -190,7 +190,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags: peerTags,
         operationId: 'savePeerReviewDraft',
         summary: 'Save a draft of a peer review',
-        description: `Optional rubricScores (merged) and feedback. Never changes the status; 409 CONFLICT once SUBMITTED or FLAGGED. ${anonymous}`,
+        description: `Optional rubricScores (merged) and feedback. rubricScores on an assignment without a rubric → 400. Never changes the status; 409 CONFLICT once SUBMITTED or FLAGGED. ${anonymous}`,
         params: idParams,
         body: draftBody,
         response: { 200: envelope(draftSchema) },
@@ -208,7 +208,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         operationId: 'submitPeerReview',
         summary: 'Submit a peer review',
         description:
-          'With a rubric: rubricScores for every criterion (0..maxPoints), score = their sum (to four decimals); without: score 0..maxScore. Answers the aggregate, whose `peerScoreAverage` is the mean ' +
+          'With a rubric: rubricScores for every criterion (0..maxPoints), score = their sum (to four decimals); without: score 0..maxScore, and rubricScores → 400. Answers the aggregate, whose `peerScoreAverage` is the mean ' +
           "of the submitted reviews' scores (two decimals); `finalisedNow` is true " +
           `when this completed the last review and the peer average became the score (ASSESS_PEER_GRADED is sent then, once). A review completed after that (extra reviewers) keeps the score on the peer average while there is no instructor grade. ${anonymous}`,
         params: idParams,

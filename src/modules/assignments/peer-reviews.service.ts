@@ -191,8 +191,8 @@ export async function saveDraft(ctx: ServiceContext, reviewId: string, body: { r
 
 /**
  * POST /api/peer-reviews/{id}/submit (spec 4.4 rules 1–3): with a rubric every criterion is
- * scored and the score is their sum (to four decimals); without one the score is 0..maxScore.
- * The aggregate is
+ * scored and the score is their sum (to four decimals); without one the score is 0..maxScore
+ * and rubricScores are refused (400), as in a draft. The aggregate is
  * recomputed and may finalise the submission.
  */
 export async function submitReview(ctx: ServiceContext, reviewId: string, body: { rubricScores?: Record<string, number>; score?: number; feedback?: string }) {
@@ -207,6 +207,9 @@ export async function submitReview(ctx: ServiceContext, reviewId: string, body: 
       rubricScores = Object.fromEntries(rubric.criteria.map((c) => [c.id, body.rubricScores![c.id]!]));
       score = withoutFloatNoise(Object.values(rubricScores).reduce((a, b) => a + b, 0));
     } else {
+      // Scores for criteria of no rubric would be dropped unseen: refused, as a draft refuses them.
+      if (body.rubricScores && Object.keys(body.rubricScores).length > 0)
+        throw validationError('This assignment has no rubric', [{ field: 'body.rubricScores', message: 'no rubric' }]);
       if (body.score === undefined) throw validationError('Give a score', [{ field: 'body.score', message: 'required' }]);
       if (body.score > assignment.maxScore)
         throw validationError(`score must be between 0 and ${assignment.maxScore}`, [{ field: 'body.score', message: `at most ${assignment.maxScore}` }]);
