@@ -1020,6 +1020,17 @@ describe('peer review: finalisation', () => {
 });
 
 describe('moderation view', () => {
+  it('instructorOverridden is true once an instructor grade exists, also before any peer average', async () => {
+    const { lesson, subs } = await peerSetup(1, STUDENTS.slice(0, 2));
+    const [s1, s2] = subs as [any, any];
+    expectOk(await t.request('POST', `/api/assignments/${lesson.id}/grade`, { token: teacher, body: { submissionId: s1.id, score: 7 } }));
+    const view = await t.request('GET', `/api/assignments/${lesson.id}/peer-reviews`, { token: teacher });
+    expect(view.status, view.raw).toBe(200);
+    const group = (id: string) => view.body.data.groups.find((g: any) => g.submissionId === id);
+    expect(group(s1.id)).toMatchObject({ instructorScore: 7, peerScoreAverage: null, peerReviewsCompleted: 0, instructorOverridden: true });
+    expect(group(s2.id)).toMatchObject({ instructorScore: null, peerScoreAverage: null, instructorOverridden: false });
+  });
+
   it('staff only; groups with student and reviewer names; a bounded number of queries and one CRM lookup per distinct person', async () => {
     const { lesson, course } = await setup({ peer: 3, enrolled: [] });
     expectError(await t.request('GET', `/api/assignments/${lesson.id}/peer-reviews`, { token: tok(STUDENTS[0]!) }), 403, 'FORBIDDEN');

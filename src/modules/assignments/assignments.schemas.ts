@@ -246,7 +246,7 @@ export const moderationSchema = z.object({
       peerScoreAverage: z.number().nullable(),
       peerReviewsCompleted: z.number().int(),
       peerReviewCount: z.number().int(),
-      instructorOverridden: z.boolean(),
+      instructorOverridden: z.boolean().describe('an instructor grade exists: it overrides the peer average, present or still to come (spec 4.4 rule 6)'),
       submittedAt: z.string(),
       reviews: z.array(
         z.object({

@@ -273,7 +273,8 @@ export async function moderationView(ctx: ServiceContext, assignmentId: string, 
     peerScoreAverage: s.peerScoreAverage,
     peerReviewsCompleted: s.peerReviewsCompleted,
     peerReviewCount: assignment.peerReviewCount,
-    instructorOverridden: s.instructorScore !== null && s.peerScoreAverage !== null,
+    // An instructor grade overrides the peer average (rule 6), also one that comes later.
+    instructorOverridden: s.instructorScore !== null,
     submittedAt: iso(s.submittedAt),
     reviews: reviews
       .filter((r) => r.submissionId === s.id)
