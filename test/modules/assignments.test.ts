@@ -695,6 +695,28 @@ describe('peer review: reviewer side', () => {
 });
 
 describe('peer review: reviewer side, the edges', () => {
+  it('the queue takes a repeated status parameter as the union, skips empty items, and reads an empty status as the default PENDING', async () => {
+    const { assignment, reviews } = await peerSetup(2, STUDENTS.slice(0, 3));
+    const reviewer = reviews[0]!.reviewerId;
+    const [r1, r2] = reviews.filter((r) => r.reviewerId === reviewer) as [any, any];
+    const token = tok(reviewer);
+    expect((await t.request('POST', `/api/peer-reviews/${r1.id}/submit`, { token, body: { rubricScores: fullScores(assignment, 4, 4) } })).status).toBe(200);
+    const queue = async (qs: string) => {
+      const res = await t.request('GET', `/api/me/peer-reviews?${qs}`, { token });
+      expect(res.status, `${qs}: ${res.raw}`).toBe(200);
+      expect(res.body.error).toBeNull();
+      return { ids: res.body.data.reviews.map((r: any) => `${r.id}:${r.status}`).sort(), total: res.body.data.total, pending: res.body.data.pendingCount };
+    };
+    const pendingOnly = { ids: [`${r2.id}:PENDING`], total: 1, pending: 1 };
+    const both = { ids: [`${r1.id}:SUBMITTED`, `${r2.id}:PENDING`].sort(), total: 2, pending: 1 };
+    expect(await queue('status=')).toEqual(pendingOnly);
+    expect(await queue('status=%20,%20')).toEqual(pendingOnly);
+    expect(await queue('status=PENDING,,SUBMITTED')).toEqual(both);
+    expect(await queue('status=PENDING&status=SUBMITTED')).toEqual(both);
+    expect(await queue('status=SUBMITTED&status=')).toEqual({ ids: [`${r1.id}:SUBMITTED`], total: 1, pending: 1 });
+    expectError(await t.request('GET', '/api/me/peer-reviews?status=PENDING&status=DONE', { token }), 400, 'VALIDATION_ERROR');
+  });
+
   it('a rubric score is the plain sum of its criteria, without float noise (0.1 + 0.2 is 0.3)', async () => {
     const { assignment, reviews } = await peerSetup(1, STUDENTS.slice(0, 2));
     const review = reviews[0]!;

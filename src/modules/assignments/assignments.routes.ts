@@ -155,7 +155,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags: peerTags,
         operationId: 'listMyPeerReviews',
         summary: 'The caller’s peer-review queue',
-        description: `\`status\`: comma-separated PENDING, SUBMITTED, FLAGGED (default PENDING). Previews are the first 240 characters. ${anonymous}`,
+        description: `\`status\`: comma-separated PENDING, SUBMITTED, FLAGGED (the parameter may repeat; empty items are skipped; default, also when empty, PENDING). Previews are the first 240 characters. ${anonymous}`,
         querystring: queueQuery,
         response: { 200: queueEnvelope },
       },

@@ -145,12 +145,19 @@ export const submissionListItem = submissionSchema.extend({ studentName: z.strin
 
 export const queueQuery = z.object({
   status: z
-    .string()
-    .max(100)
-    .default('PENDING')
-    .transform((s) => s.split(',').map((x) => x.trim().toUpperCase()))
+    .union([z.string().max(100), z.array(z.string().max(100)).max(10)])
+    .optional()
+    .transform((v) => {
+      // `status=A,B`, `status=A&status=B` or both; empty items are skipped, and nothing left means the default.
+      const items = [v ?? []]
+        .flat()
+        .flatMap((s) => s.split(','))
+        .map((x) => x.trim().toUpperCase())
+        .filter((x) => x.length > 0);
+      return items.length > 0 ? items : ['PENDING'];
+    })
     .pipe(z.array(z.enum(PEER_REVIEW_STATUSES)).min(1))
-    .describe('comma-separated list of PENDING, SUBMITTED, FLAGGED; default PENDING'),
+    .describe('comma-separated list of PENDING, SUBMITTED, FLAGGED (the parameter may also repeat); empty items are skipped; default (also when empty) PENDING'),
   ...pageQuery,
 });
 
