@@ -717,6 +717,26 @@ describe('peer review: reviewer side, the edges', () => {
     expectError(await t.request('GET', '/api/me/peer-reviews?status=PENDING&status=DONE', { token }), 400, 'VALIDATION_ERROR');
   });
 
+  it('PATCH answers the draft with the fields of GET’s peerReview (submittedAt, createdAt) and updatedAt', async () => {
+    const { assignment, reviews } = await peerSetup(1, STUDENTS.slice(0, 2));
+    const review = reviews[0]!;
+    const token = tok(review.reviewerId);
+    const [c1] = assignment.rubric.criteria;
+    const res = await t.request('PATCH', `/api/peer-reviews/${review.id}`, { token, body: { rubricScores: { [c1.id]: 5 }, feedback: 'Halfway there' } });
+    expect(res.status, res.raw).toBe(200);
+    expect(res.body.error).toBeNull();
+    const detail = expectOk(await t.request('GET', `/api/peer-reviews/${review.id}`, { token }));
+    expect(res.body.data).toEqual({ ...detail.peerReview, updatedAt: t.clock.now().toISOString() });
+    expect(res.body.data).toMatchObject({
+      status: 'PENDING',
+      score: null,
+      rubricScores: { [c1.id]: 5 },
+      feedback: 'Halfway there',
+      submittedAt: null,
+      createdAt: expect.any(String),
+    });
+  });
+
   it('a rubric score is the plain sum of its criteria, without float noise (0.1 + 0.2 is 0.3)', async () => {
     const { assignment, reviews } = await peerSetup(1, STUDENTS.slice(0, 2));
     const review = reviews[0]!;

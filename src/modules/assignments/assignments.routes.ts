@@ -190,7 +190,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags: peerTags,
         operationId: 'savePeerReviewDraft',
         summary: 'Save a draft of a peer review',
-        description: `Optional rubricScores (merged) and feedback. rubricScores on an assignment without a rubric → 400. Never changes the status; 409 CONFLICT once SUBMITTED or FLAGGED. ${anonymous}`,
+        description: `Optional rubricScores (merged) and feedback; answers the review as GET's \`peerReview\` does, with \`updatedAt\`. rubricScores on an assignment without a rubric → 400. Never changes the status; 409 CONFLICT once SUBMITTED or FLAGGED. ${anonymous}`,
         params: idParams,
         body: draftBody,
         response: { 200: envelope(draftSchema) },

@@ -201,12 +201,15 @@ export const draftBody = z
   .object({ rubricScores: rubricScoresInput.optional(), feedback: z.string().max(FEEDBACK_MAX).optional() })
   .describe('a draft: any other field (status included) is ignored');
 
+/** The saved draft: the fields of GET's `peerReview`, with `updatedAt`. */
 export const draftSchema = z.object({
   id: z.string(),
   status: z.enum(PEER_REVIEW_STATUSES),
   score: z.number().nullable(),
   rubricScores: z.record(z.string(), z.number()),
   feedback: z.string().nullable(),
+  submittedAt: z.string().nullable(),
+  createdAt: z.string(),
   updatedAt: z.string(),
 });
 

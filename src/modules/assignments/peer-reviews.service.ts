@@ -171,7 +171,7 @@ const assertPending = (r: PeerReview) => {
   if (r.status !== 'PENDING') throw conflict(`This review is ${r.status} and can no longer change`);
 };
 
-/** PATCH /api/peer-reviews/{id}: save a draft; never changes the status (409 once SUBMITTED or FLAGGED). */
+/** PATCH /api/peer-reviews/{id}: save a draft (answered as GET's `peerReview`, with `updatedAt`); never changes the status (409 once SUBMITTED or FLAGGED). */
 export async function saveDraft(ctx: ServiceContext, reviewId: string, body: { rubricScores?: Record<string, number>; feedback?: string }) {
   return withTx(ctx, async (tx) => {
     const { review, rubric } = await loadForReviewer(tx, reviewId, true);
@@ -185,7 +185,7 @@ export async function saveDraft(ctx: ServiceContext, reviewId: string, body: { r
       ...(body.feedback !== undefined && { feedback: body.feedback }),
       updatedAt: tx.clock.now(),
     });
-    return { id: row.id, status: row.status, score: row.score, rubricScores: row.rubricScores, feedback: row.feedback, updatedAt: iso(row.updatedAt) };
+    return { ...reviewDto(row), updatedAt: iso(row.updatedAt) };
   });
 }
 
