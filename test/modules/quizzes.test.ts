@@ -467,6 +467,8 @@ describe('POST /api/quiz/{id}/attempt (grading)', () => {
     const cases: Array<[any[], string]> = [
       [[{ questionId: 'nope' }], 'body.answers.0.questionId'],
       [[{ questionId: idOf(s.quiz, 'SINGLE_CHOICE'), optionIds: ['zzz'] }], 'body.answers.0.optionIds.0'],
+      // Two options for a single-choice question: refused, not graded wrong (no attempt used up).
+      [[{ questionId: idOf(s.quiz, 'SINGLE_CHOICE'), optionIds: ['a', 'b'] }], 'body.answers.0.optionIds'],
       [[{ questionId: idOf(s.quiz, 'TRUE_FALSE'), value: 3 }], 'body.answers.0.value'],
       [[{ questionId: idOf(s.quiz, 'NUMERIC'), text: '3.14' }], 'body.answers.0.text'],
       [[{ questionId: idOf(s.quiz, 'SHORT_ANSWER'), value: true }], 'body.answers.0.value'],

@@ -207,6 +207,9 @@ describe('checkAnswers', () => {
       'body.answers.5.value',
       'body.answers.6.optionIds',
     ]);
+    // A single-choice question takes one option (the same one twice is one).
+    expect(problems(() => checkAnswers(questions, [{ questionId: 's', optionIds: ['a', 'b'] }]))).toEqual(['body.answers.0.optionIds']);
+    expect(checkAnswers(questions, [{ questionId: 'm', optionIds: ['a', 'b'] }])).toEqual([{ questionId: 'm', optionIds: ['a', 'b'] }]);
   });
 });
 

@@ -148,8 +148,9 @@ export function seededShuffle<T>(items: readonly T[], seed: string): T[] {
 /**
  * A learner's answers checked against the quiz (400 VALIDATION_ERROR with each problem): every
  * questionId names a question of the quiz, once; each entry carries only the field of its type
- * (choice: optionIds naming options of the question; TRUE_FALSE: a boolean value; NUMERIC: a
- * number value; SHORT_ANSWER: text). An entry with no answer field is an unanswered question.
+ * (choice: optionIds naming options of the question, at most one for SINGLE_CHOICE;
+ * TRUE_FALSE: a boolean value; NUMERIC: a number value; SHORT_ANSWER: text). An entry with no
+ * answer field is an unanswered question.
  */
 export function checkAnswers(questions: StoredQuestion[], answers: StoredAnswer[]): StoredAnswer[] {
   const byId = new Map(questions.map((q) => [q.id, q]));
@@ -172,6 +173,7 @@ export function checkAnswers(questions: StoredQuestion[], answers: StoredAnswer[
       (a.optionIds ?? []).forEach((id, j) => {
         if (!options.has(id)) problems.push({ field: at(`optionIds.${j}`), message: 'not an option of this question' });
       });
+      if (q.type === 'SINGLE_CHOICE' && new Set(a.optionIds).size > 1) problems.push({ field: at('optionIds'), message: 'a single-choice question takes one option' });
       return { questionId: q.id, ...(a.optionIds !== undefined ? { optionIds: [...new Set(a.optionIds)] } : {}) };
     }
     if (a.optionIds !== undefined) wrongField('optionIds', q.type === 'SHORT_ANSWER' ? 'text' : 'value');

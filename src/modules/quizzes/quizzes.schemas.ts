@@ -97,7 +97,11 @@ export type UpsertQuizInput = z.output<typeof upsertQuizBody>;
 // ── POST /api/quiz/{id}/attempt ────────────────────────────────────────────────
 const answerInput = z.object({
   questionId: z.string().min(1).max(64),
-  optionIds: z.array(z.string().min(1).max(QUIZ_LIMITS.optionId)).max(QUIZ_LIMITS.options).optional().describe('SINGLE_CHOICE and MULTIPLE_CHOICE: the options chosen'),
+  optionIds: z
+    .array(z.string().min(1).max(QUIZ_LIMITS.optionId))
+    .max(QUIZ_LIMITS.options)
+    .optional()
+    .describe('SINGLE_CHOICE (at most one) and MULTIPLE_CHOICE: the options chosen'),
   value: z.union([z.boolean(), finite]).optional().describe('TRUE_FALSE: a boolean; NUMERIC: a number'),
   text: z.string().max(QUIZ_LIMITS.answerText).optional().describe('SHORT_ANSWER: the answer text (at most 1,000 characters)'),
 });
