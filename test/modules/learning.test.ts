@@ -286,6 +286,28 @@ describe('course completion', () => {
     expect(await t.db.select().from(certificates).where(eq(certificates.enrollmentId, e.id))).toHaveLength(1);
     expect(await t.db.select().from(crmCompletions).where(eq(crmCompletions.enrollmentId, e.id))).toHaveLength(1);
   });
+
+  it("a certificate's expiry is whole calendar months later, clamped to the month's end (31 January + 1 month is 28 February)", async () => {
+    const before = t.clock.now();
+    t.clock.set('2027-01-31T10:00:00.000Z');
+    try {
+      const { course, lessons } = await courseWithLessons(1, { certificateEnabled: true, certificateValidityMonths: 1, title: 'One month' });
+      await enroll(t, { courseId: course.id, studentId: stu(25) });
+      const data = expectOk(await progress(student(25), lessons[0].id, { completed: true }));
+      expect(data).toMatchObject({ status: 'COMPLETED', completedNow: true, certificateId: expect.any(String) });
+      const mine = expectOk(await t.request('GET', '/api/certificates', { token: student(25) }));
+      expect(mine).toEqual([expect.objectContaining({ id: data.certificateId, issuedAt: '2027-01-31T10:00:00.000Z', expiresAt: '2027-02-28T10:00:00.000Z' })]);
+      const [row] = await t.db.select().from(certificates).where(eq(certificates.id, data.certificateId));
+      expect(row.expiresAt?.toISOString()).toBe('2027-02-28T10:00:00.000Z');
+      // Still valid on its last day; not the day after (not carried over into March).
+      t.clock.set('2027-02-28T09:00:00.000Z');
+      expect(expectOk(await t.request('GET', '/api/certificates/verify', { query: { code: row.verificationCode } })).valid).toBe(true);
+      t.clock.set('2027-03-01T09:00:00.000Z');
+      expect(expectOk(await t.request('GET', '/api/certificates/verify', { query: { code: row.verificationCode } })).valid).toBe(false);
+    } finally {
+      t.clock.set(before.toISOString());
+    }
+  });
 });
 
 describe('progress when the course changes (issue 4: progress = completed required / required)', () => {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { and, desc, eq, sql } from 'drizzle-orm';
+import { DateTime } from 'luxon';
 import type { Clock } from '../../platform/clock.js';
 import type { ServiceContext } from '../../platform/context.js';
 import type { CrmClient } from '../../platform/crm/types.js';
@@ -26,10 +27,9 @@ export function verificationCode(length = 12): string {
   return Array.from(bytes, (b) => CODE_ALPHABET[b % CODE_ALPHABET.length]).join('');
 }
 
+/** `months` calendar months later (UTC), clamped to the month's end: 31 January + 1 month is 28 (or 29) February, not 3 March. */
 function addMonths(d: Date, months: number) {
-  const r = new Date(d);
-  r.setUTCMonth(r.getUTCMonth() + months);
-  return r;
+  return DateTime.fromJSDate(d, { zone: 'utc' }).plus({ months }).toJSDate();
 }
 
 /**
