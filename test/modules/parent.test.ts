@@ -391,3 +391,71 @@ describe('GET /api/parent/children/{childId}/overview', () => {
     expect(byName.get('No pass mark')).toMatchObject({ score: 4, passingScore: null, percentage: 20, passed: null });
   });
 });
+
+describe('an archived or unpublished course (the enrollment still ACTIVE)', () => {
+  it('feeds neither upcomingAssignments nor liveClasses.upcoming; its classes still count as attended (rule 4)', async () => {
+    const child = DEMO_SIBLING_ID;
+    const now = t.clock.now();
+    const read = async () => expectOk(await t.request('GET', `/api/parent/children/${child}/overview`, { token: parent }));
+    const before = await read();
+    /** A course of `status` with the child ACTIVE in it, one unsubmitted assignment and one live class `minutes` from now, and one class attended earlier today. */
+    const courseOf = async (status: 'PUBLISHED' | 'ARCHIVED' | 'DRAFT', minutes: number) => {
+      const course = await createCourse(t, { title: `${status} course`, status });
+      await enroll(t, { courseId: course.id, studentId: child, enrolledAt: new Date(now.getTime() - DAY) });
+      const lesson = await createLesson(t, { courseId: course.id, type: 'ASSIGNMENT' });
+      await t.db.insert(assignments).values({
+        institutionId: 'inst_demo',
+        id: lesson.id,
+        courseId: course.id,
+        title: `${status} work`,
+        instructions: '',
+        maxScore: 10,
+        dueDate: new Date(now.getTime() + minutes * 60_000),
+        createdAt: now,
+        updatedAt: now,
+      });
+      const session = (title: string, scheduledAt: Date, sessionStatus: 'SCHEDULED' | 'COMPLETED') => ({
+        institutionId: 'inst_demo',
+        id: newId(),
+        courseId: course.id,
+        title,
+        scheduledAt,
+        durationMinutes: 30,
+        hostId: DEMO_TEACHER_ID,
+        createdBy: DEMO_TEACHER_ID,
+        status: sessionStatus,
+        createdAt: now,
+        updatedAt: now,
+      });
+      const held = session(`${status} class held`, new Date(now.getTime() - 2 * 3_600_000), 'COMPLETED');
+      await t.db.insert(liveSessions).values([session(`${status} class`, new Date(now.getTime() + minutes * 60_000), 'SCHEDULED'), held] as never);
+      await t.db
+        .insert(liveSessionParticipants)
+        .values({ institutionId: 'inst_demo', id: newId(), sessionId: held.id, personId: child, joinCount: 1, firstJoinedAt: now, createdAt: now, updatedAt: now } as never);
+      return course;
+    };
+    // The archived and unpublished ones come first in time: they would crowd the published one out.
+    const archived = await courseOf('ARCHIVED', 10);
+    const draft = await courseOf('DRAFT', 20);
+    const published = await courseOf('PUBLISHED', 30);
+
+    const d = await read();
+    expect(d.courses.filter((c: any) => [archived.id, draft.id, published.id].includes(c.courseId)).map((c: any) => c.status)).toEqual(['ACTIVE', 'ACTIVE', 'ACTIVE']);
+    expect(d.upcomingAssignments[0]).toEqual({
+      assignmentId: expect.any(String),
+      title: 'PUBLISHED work',
+      courseId: published.id,
+      courseTitle: 'PUBLISHED course',
+      dueDate: new Date(now.getTime() + 30 * 60_000).toISOString(),
+      maxScore: 10,
+    });
+    expect(d.upcomingAssignments.map((u: any) => u.courseId)).not.toContain(archived.id);
+    expect(d.upcomingAssignments.map((u: any) => u.courseId)).not.toContain(draft.id);
+    expect(d.liveClasses.upcoming[0]).toMatchObject({ title: 'PUBLISHED class', courseId: published.id, courseTitle: 'PUBLISHED course' });
+    expect(d.liveClasses.upcoming.map((s: any) => s.courseId)).not.toContain(archived.id);
+    expect(d.liveClasses.upcoming.map((s: any) => s.courseId)).not.toContain(draft.id);
+    // The month's counts keep every course: the three classes attended today count.
+    expect(d.liveClasses.attendedThisMonth).toBe(before.liveClasses.attendedThisMonth + 3);
+    expect(d.liveClasses.missedThisMonth).toBe(before.liveClasses.missedThisMonth);
+  });
+});

@@ -10,7 +10,8 @@ import { ATTENDED, MISSED } from '../live-sessions/live-sessions.attendance-rule
 /**
  * The live-class block of the parent overview (spec 4.6 rule 5): attended and missed among the
  * COMPLETED sessions of the current calendar month (the institution's time zone) of the child's
- * courses, and at most `upcoming` sessions still to come in courses with an ACTIVE enrollment.
+ * courses, and at most `upcoming` sessions still to come in PUBLISHED courses with an ACTIVE
+ * enrollment (not in an archived or unpublished one; the counts keep every course).
  * Attended and missed as the live-session module counts them (live-sessions.attendance-rule.ts:
  * a class held before the child enrolled is not missed). Two queries.
  */
@@ -35,7 +36,7 @@ export async function liveClassesOf(ctx: ServiceContext, childId: string, upcomi
           from live_sessions s
           join courses c on c.institution_id = s.institution_id and c.id = s.course_id
           join enrollments e on e.institution_id = s.institution_id and e.course_id = s.course_id and e.student_id = ${childId} and e.status = 'ACTIVE'
-          where ${inTenantAs(ctx, 's')} and s.status in ('SCHEDULED', 'LIVE') and s.scheduled_at >= ${ctx.clock.now().toISOString()}::timestamptz
+          where ${inTenantAs(ctx, 's')} and c.status = 'PUBLISHED' and s.status in ('SCHEDULED', 'LIVE') and s.scheduled_at >= ${ctx.clock.now().toISOString()}::timestamptz
           order by s.scheduled_at asc, s.id asc
           limit ${upcoming}`,
     ),

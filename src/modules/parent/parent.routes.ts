@@ -37,7 +37,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: "A child's courses, recent grades, upcoming assignments, live classes, gamification and certificates",
         description:
           `${who} \`childId\` is the child's CRM Contact id; a child not linked to the caller (as the CRM says now) is 403. ` +
-          'Recent grades: the last 10 graded submissions (percentage and passed computed here); upcoming assignments: at most 5 of ACTIVE enrollments, not submitted yet.',
+          'Recent grades: the last 10 graded submissions (percentage and passed computed here); upcoming assignments and live classes: at most 5 each, of ACTIVE enrollments in PUBLISHED courses (assignments not submitted yet).',
         params: childParams,
         response: { 200: envelope(overviewSchema) },
       },

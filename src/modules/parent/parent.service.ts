@@ -108,7 +108,8 @@ export async function childOverview(ctx: ServiceContext, childId: string) {
         ),
       )
       .leftJoin(submissions, and(eq(submissions.institutionId, assignments.institutionId), eq(submissions.assignmentId, assignments.id), eq(submissions.studentId, contactId)))
-      .where(and(inTenant(ctx, assignments), gte(assignments.dueDate, now), isNull(submissions.id)))
+      // Rule 4: of ACTIVE enrollments in PUBLISHED courses (an archived or unpublished course's work is not upcoming).
+      .where(and(inTenant(ctx, assignments), eq(courses.status, 'PUBLISHED'), gte(assignments.dueDate, now), isNull(submissions.id)))
       .orderBy(asc(assignments.dueDate), asc(assignments.id))
       .limit(UPCOMING),
     ctx.db
