@@ -13,6 +13,7 @@ import { enrollments, learnerEvents, lessonInteractions, lessonProgress } from '
 import { certificates } from '../../src/modules/certificates/certificates.tables.js';
 import { crmCompletions } from '../../src/modules/sync/sync.tables.js';
 import { jobs } from '../../src/platform/queue/queue.tables.js';
+import { notifications } from '../../src/modules/notifications/notifications.tables.js';
 
 const DAY = 86_400_000;
 let t: TestApp;
@@ -307,6 +308,104 @@ describe('course completion', () => {
     } finally {
       t.clock.set(before.toISOString());
     }
+  });
+});
+
+describe("a course's passing score and its certificate", () => {
+  const TWO_QUESTIONS = {
+    title: 'Check',
+    passingScore: 50,
+    questions: [
+      { type: 'TRUE_FALSE', prompt: 'The Sun is a star.', correctAnswer: true },
+      { type: 'TRUE_FALSE', prompt: 'The Moon is a star.', correctAnswer: false },
+    ],
+  };
+
+  it('a final score below it completes the course and pushes it without a certificate; a retake that lifts the score to it issues the certificate then', async () => {
+    const { course, lessons } = await courseWithLessons(1, { certificateEnabled: true, passingScore: 80, title: 'Pass mark course' }, { type: 'QUIZ', title: 'Check' });
+    const quiz = expectOk(await t.request('PUT', `/api/quiz/${lessons[0].id}`, { token: teacher, body: TWO_QUESTIONS }), 201);
+    const [sun, moon] = quiz.questions.map((q: any) => q.id);
+    const e = await enroll(t, { courseId: course.id, studentId: stu(26) });
+    const parentOf26 = await t.token({ role: 'PARENT', id: 'c_demo_par_25' });
+    const overviewCourse = async () => {
+      const d = expectOk(await t.request('GET', `/api/parent/children/${stu(26)}/overview`, { token: parentOf26 }));
+      return { course: d.courses.find((c: any) => c.courseId === course.id), certificates: d.certificates.filter((c: any) => c.courseTitle === 'Pass mark course') };
+    };
+    const courseCompleted = () =>
+      t.db
+        .select()
+        .from(notifications)
+        .where(and(eq(notifications.recipientId, stu(26)), eq(notifications.key, 'COURSE_COMPLETED'), eq(notifications.channel, 'IN_APP')));
+
+    // Half right: the quiz (pass mark 50 %) is passed, the lesson scores 50, the course (80) is not.
+    const half = expectOk(
+      await t.request('POST', `/api/quiz/${lessons[0].id}/attempt`, {
+        token: student(26),
+        body: {
+          answers: [
+            { questionId: sun, value: true },
+            { questionId: moon, value: true },
+          ],
+        },
+      }),
+    );
+    expect(half.completion).toMatchObject({ lessonScore: 50, enrollmentStatus: 'COMPLETED', courseCompleted: true, completedNow: true, certificateId: null });
+    expect((await t.db.select().from(enrollments).where(eq(enrollments.id, e.id)))[0]).toMatchObject({ status: 'COMPLETED', progress: 100, finalScore: 50 });
+    expect(await t.db.select().from(certificates).where(eq(certificates.enrollmentId, e.id))).toEqual([]);
+    const outbox = await t.db.select().from(crmCompletions).where(eq(crmCompletions.enrollmentId, e.id));
+    expect(outbox.map((o) => o.payload)).toEqual([expect.objectContaining({ courseId: course.id, finalScore: 50, certificateNumber: '' })]);
+    const [note] = await courseCompleted();
+    expect(note).toMatchObject({ actionUrl: `/learn/${course.id}`, metadata: expect.objectContaining({ certificateNumber: null, finalScore: 50 }) });
+    expect(note!.message).not.toContain('certificate');
+    // The learner, my-courses and the parent say the same: completed, below the mark, no certificate.
+    expect(expectOk(await t.request('GET', '/api/certificates', { token: student(26) }))).toEqual([]);
+    expect(expectOk(await t.request('GET', '/api/my-courses', { token: student(26) })).find((r: any) => r.courseId === course.id)).toMatchObject({
+      status: 'COMPLETED',
+      finalScore: 50,
+      course: expect.objectContaining({ passingScore: 80 }),
+    });
+    expect(await overviewCourse()).toEqual({ course: expect.objectContaining({ status: 'COMPLETED', finalScore: 50, passed: false }), certificates: [] });
+
+    // A retake, all right: the lesson scores 100 and the completed course now passes; the certificate is issued, once.
+    const full = expectOk(
+      await t.request('POST', `/api/quiz/${lessons[0].id}/attempt`, {
+        token: student(26),
+        body: {
+          answers: [
+            { questionId: sun, value: true },
+            { questionId: moon, value: false },
+          ],
+        },
+      }),
+    );
+    expect(full.completion).toMatchObject({ lessonScore: 100, enrollmentStatus: 'COMPLETED', completedNow: false, certificateId: expect.any(String) });
+    const certs = await t.db.select().from(certificates).where(eq(certificates.enrollmentId, e.id));
+    expect(certs).toEqual([expect.objectContaining({ id: full.completion.certificateId, finalScore: 100, courseTitle: 'Pass mark course' })]);
+    expect(expectOk(await t.request('GET', '/api/certificates', { token: student(26) }))).toEqual([expect.objectContaining({ id: certs[0]!.id, finalScore: 100 })]);
+    expect(await overviewCourse()).toEqual({
+      course: expect.objectContaining({ status: 'COMPLETED', finalScore: 100, passed: true }),
+      certificates: [expect.objectContaining({ id: certs[0]!.id, certificateNumber: certs[0]!.certificateNumber })],
+    });
+    expect(expectOk(await t.request('GET', '/api/certificates/verify', { query: { code: certs[0]!.verificationCode } })).valid).toBe(true);
+    // One completion: no second push or notification; a further attempt issues nothing more.
+    expect(await t.db.select().from(crmCompletions).where(eq(crmCompletions.enrollmentId, e.id))).toHaveLength(1);
+    expect(await courseCompleted()).toHaveLength(1);
+    expect(expectOk(await progress(student(26), lessons[0].id, { positionSeconds: 1 }))).toMatchObject({ status: 'COMPLETED', certificateId: null });
+    expect(await t.db.select().from(certificates).where(eq(certificates.enrollmentId, e.id))).toHaveLength(1);
+  });
+
+  it('a course of unscored lessons has no final score to fall short of: it earns its certificate, and the parent sees it passed', async () => {
+    const { course, lessons } = await courseWithLessons(1, { certificateEnabled: true, passingScore: 80, title: 'Unscored with a mark' });
+    const e = await enroll(t, { courseId: course.id, studentId: stu(27) });
+    const data = expectOk(await progress(student(27), lessons[0].id, { completed: true }));
+    expect(data).toMatchObject({ status: 'COMPLETED', completedNow: true, certificateId: expect.any(String) });
+    expect((await t.db.select().from(enrollments).where(eq(enrollments.id, e.id)))[0]!.finalScore).toBeNull();
+    const [cert] = await t.db.select().from(certificates).where(eq(certificates.enrollmentId, e.id));
+    const [outbox] = await t.db.select().from(crmCompletions).where(eq(crmCompletions.enrollmentId, e.id));
+    expect(outbox!.payload).toMatchObject({ finalScore: null, certificateNumber: cert!.certificateNumber });
+    const d = expectOk(await t.request('GET', `/api/parent/children/${stu(27)}/overview`, { token: await t.token({ role: 'PARENT', id: 'c_demo_par_26' }) }));
+    expect(d.courses.find((c: any) => c.courseId === course.id)).toMatchObject({ status: 'COMPLETED', finalScore: null, passed: true });
+    expect(d.certificates.map((c: any) => c.id)).toEqual([cert!.id]);
   });
 });
 

@@ -34,7 +34,10 @@ export const overviewSchema = z.object({
       progress: z.number(),
       status: z.string(),
       finalScore: z.number().nullable(),
-      passed: z.boolean().nullable(),
+      passed: z
+        .boolean()
+        .nullable()
+        .describe('finalScore ≥ the course’s passingScore; when either is missing, true for a COMPLETED enrollment (the rule that issues its certificate), else null'),
       lastAccessedAt: z.string().nullable(),
       completedAt: z.string().nullable(),
       totalLessons: z.number().int(),

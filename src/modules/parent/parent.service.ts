@@ -10,6 +10,7 @@ import { certificates } from '../certificates/certificates.tables.js';
 import { assignments, submissions } from '../assignments/assignments.tables.js';
 import { liveClassesOf } from './parent.live.js';
 import { totalsOf } from '../gamification/gamification.service.js';
+import { passedCourse } from '../progress/completion.js';
 
 /** Spec 8: recent grades 10; upcoming assignments and live classes 5 each. */
 export const RECENT_GRADES = 10;
@@ -131,7 +132,8 @@ export async function childOverview(ctx: ServiceContext, childId: string) {
       progress: e.progress,
       status: e.status,
       finalScore: e.finalScore,
-      passed: e.finalScore === null || c.passingScore === null ? (e.status === 'COMPLETED' ? true : null) : e.finalScore >= c.passingScore,
+      // A COMPLETED course passed as it earns its certificate (passedCourse); one still running: against the score so far, if any.
+      passed: e.status === 'COMPLETED' ? passedCourse(c, e.finalScore) : e.finalScore === null || c.passingScore === null ? null : e.finalScore >= c.passingScore,
       lastAccessedAt: iso(e.lastAccessedAt),
       completedAt: iso(e.completedAt),
       totalLessons: Number(totalLessons),

@@ -17,11 +17,31 @@ export interface CompletionResult {
 }
 
 /**
+ * Whether a completed enrollment passed its course: the course has no passing score, nothing in
+ * it was scored (no final score to fall short of), or the final score reaches the passing score.
+ * Only a passed course earns its certificate; the parent overview's `passed` of a COMPLETED
+ * enrollment is this too, so the two agree.
+ */
+export const passedCourse = (course: Pick<Course, 'passingScore'>, finalScore: number | null): boolean =>
+  course.passingScore === null || finalScore === null || finalScore >= course.passingScore;
+
+/** The certificate of a completed enrollment that passed, when the course issues them (null otherwise). */
+async function certify(ctx: ServiceContext, course: Course, enrollment: Enrollment): Promise<Certificate | null> {
+  if (!course.certificateEnabled || !passedCourse(course, enrollment.finalScore)) return null;
+  const settings = await getSettings(ctx.db, ctx.institutionId);
+  return issueCertificate(ctx, course, enrollment, course.certificateValidityMonths ?? settings.certificateValidityMonths);
+}
+
+/**
  * Recompute an enrollment's progress (completed required lessons / required lessons; all
  * lessons count when none is marked required). When everything required is complete the
  * enrollment becomes COMPLETED once — a conditional update, so concurrent calls cannot
  * complete it twice — and the certificate and CRM completion push are recorded in the same
- * transaction.
+ * transaction. A course whose final score falls short of its passing score is completed all the
+ * same (and pushed, with an empty certificate number) but issues no certificate; when a later
+ * change of the lesson scores (a retaken quiz, a regrade) lifts a completed enrollment's final
+ * score to the passing score, the certificate is issued then (no second push or notification:
+ * one per completion).
  */
 export async function recomputeEnrollment(ctx: ServiceContext, course: Course, enrollment: Enrollment, opts: { touch?: boolean } = {}): Promise<CompletionResult> {
   // The learner's own writes mark the enrollment accessed; the service's recomputations do not.
@@ -58,7 +78,9 @@ export async function recomputeEnrollment(ctx: ServiceContext, course: Course, e
       })
       .where(byId(ctx, enrollments, enrollment.id))
       .returning();
-    return { enrollment: updated, completedNow: false, certificate: null };
+    // A completed enrollment that fell short of the passing score and now reaches it earns its certificate now.
+    const certificate = completed && !passedCourse(course, enrollment.finalScore) ? await certify(ctx, course, updated) : null;
+    return { enrollment: updated, completedNow: false, certificate };
   }
 
   const [completed] = await ctx.db
@@ -73,11 +95,8 @@ export async function recomputeEnrollment(ctx: ServiceContext, course: Course, e
       .where(byId(ctx, enrollments, enrollment.id));
     return { enrollment: current, completedNow: false, certificate: null };
   }
-  let certificate: Certificate | null = null;
-  if (course.certificateEnabled) {
-    const settings = await getSettings(ctx.db, ctx.institutionId);
-    certificate = await issueCertificate(ctx, course, completed, course.certificateValidityMonths ?? settings.certificateValidityMonths);
-  }
+  // Completed either way; a final score below the course's passing score earns no certificate.
+  const certificate = await certify(ctx, course, completed);
   await pushCompletion(ctx, completed.id, {
     studentContactId: completed.studentId,
     courseId: course.id,
@@ -85,6 +104,7 @@ export async function recomputeEnrollment(ctx: ServiceContext, course: Course, e
     completedAt: now.toISOString(),
     // Null when nothing in the course was scored (issue 19: no made-up 100 reaches the CRM's records).
     finalScore,
+    // "" when the course issues no certificate, or the learner fell short of its passing score.
     certificateNumber: certificate?.certificateNumber ?? '',
   });
   await notify(ctx, {

@@ -39,7 +39,10 @@ export const progressResultSchema = z.object({
   status: z.enum(ENROLLMENT_STATUSES).describe("the enrollment's status"),
   courseCompleted: z.boolean(),
   completedNow: z.boolean().describe('this call completed the course'),
-  certificateId: z.string().nullable(),
+  certificateId: z
+    .string()
+    .nullable()
+    .describe('the certificate this call issued: at completion, or when it lifted a completed course’s final score to its passing score; else null'),
 });
 
 export const progressBatchResultSchema = z.object({

@@ -233,7 +233,10 @@ export const submitResultSchema = attemptSchema.extend({
       enrollmentStatus: z.enum(['ACTIVE', 'DROPPED', 'COMPLETED']),
       courseCompleted: z.boolean(),
       completedNow: z.boolean().describe('this attempt completed the course'),
-      certificateId: z.string().nullable(),
+      certificateId: z
+        .string()
+        .nullable()
+        .describe('the certificate this call issued: at completion, or when it lifted a completed course’s final score to its passing score; else null'),
     })
     .nullable()
     .describe('a passed attempt completes the lesson; null otherwise'),

@@ -154,7 +154,10 @@ export const trackResultSchema = z.object({
     status: z.string(),
     courseCompleted: z.boolean(),
     completedNow: z.boolean(),
-    certificateId: z.string().nullable(),
+    certificateId: z
+      .string()
+      .nullable()
+      .describe('the certificate this call issued: at completion, or when it lifted a completed course’s final score to its passing score; else null'),
   }),
 });
 export type TrackResult = z.infer<typeof trackResultSchema>;
