@@ -29,6 +29,7 @@ const SECOND_LEARNER_ID = 'c_demo_stu_04';
 const THIRD_LEARNER_ID = 'c_demo_stu_05';
 const FOURTH_LEARNER_ID = 'c_demo_stu_06';
 const FIFTH_LEARNER_ID = 'c_demo_stu_07';
+const SIXTH_LEARNER_ID = 'c_demo_stu_08';
 
 const create = (body: object, token = teacher) => t.request('POST', '/api/learning-paths', { token, body });
 
@@ -120,13 +121,14 @@ describe('learning paths', () => {
       ['Third', 'ACTIVE', true],
       ['Not yet', null, true],
     ]);
-    expect(view.progress).toEqual({ completedCourses: 0, totalCourses: 4, percent: 0, nextCourseId: first.id });
+    // 'Not yet' (DRAFT, not enrolled) is not a course the learner can take: it is not counted.
+    expect(view.progress).toEqual({ completedCourses: 0, totalCourses: 3, percent: 0, nextCourseId: first.id });
 
     // Completing the first course unlocks the next.
     expect((await t.request('POST', `/api/lessons/${lesson.id}/progress`, { token: student, body: { completed: true } })).body.data.courseCompleted).toBe(true);
     view = (await t.request('GET', `/api/learning-paths/${path.id}`, { token: student })).body.data;
     expect(view.courses.map((c: any) => c.locked)).toEqual([false, false, true, true]);
-    expect(view.progress).toEqual({ completedCourses: 1, totalCourses: 4, percent: 25, nextCourseId: full.id });
+    expect(view.progress).toEqual({ completedCourses: 1, totalCourses: 3, percent: 33, nextCourseId: full.id });
 
     // Staff may enroll others; a draft path takes no enrollments.
     const staff = await t.request('POST', `/api/learning-paths/${path.id}/enroll`, { token: teacher, body: { studentIds: [DEMO_SIBLING_ID] } });
@@ -150,6 +152,42 @@ describe('learning paths', () => {
       ['Retired', false],
       ['Still here', false],
     ]);
+  });
+
+  it('progress counts the courses that count as prerequisites: one the learner cannot take is left out, so the path reaches 100 % and nextCourseId skips it', async () => {
+    const learner = await t.token({ role: 'STUDENT', id: SIXTH_LEARNER_ID });
+    const unpublished = await createCourse(t, { title: 'Unpublished', status: 'DRAFT' });
+    const doneBefore = await createCourse(t, { title: 'Done, since retired', status: 'ARCHIVED' });
+    const stuck = await createCourse(t, { title: 'Retired while taking it', status: 'ARCHIVED' });
+    const open = await createCourse(t, { title: 'Open' });
+    const lesson = await createLesson(t, { courseId: open.id });
+    await enroll(t, { courseId: doneBefore.id, studentId: SIXTH_LEARNER_ID, status: 'COMPLETED' });
+    await enroll(t, { courseId: stuck.id, studentId: SIXTH_LEARNER_ID });
+    const path = expectOk(await create({ title: 'Counted', courseIds: [unpublished.id, doneBefore.id, open.id] }), 201);
+    const res = expectOk(await t.request('POST', `/api/learning-paths/${path.id}/enroll`, { token: learner }));
+    expect(res.students[0].courses.map((c: any) => c.result)).toEqual(['NOT_AVAILABLE', 'NOT_AVAILABLE', 'ENROLLED']);
+
+    // The unpublished course is left out; the archived one the learner completed counts as done.
+    let view = expectOk(await t.request('GET', `/api/learning-paths/${path.id}`, { token: learner }));
+    expect(view.courseCount).toBe(3);
+    expect(view.courses.map((c: any) => [c.title, c.enrollmentStatus, c.locked])).toEqual([
+      ['Unpublished', null, false],
+      ['Done, since retired', 'COMPLETED', false],
+      ['Open', 'ACTIVE', false],
+    ]);
+    expect(view.progress).toEqual({ completedCourses: 1, totalCourses: 2, percent: 50, nextCourseId: open.id });
+    expect(expectOk(await t.request('POST', `/api/lessons/${lesson.id}/progress`, { token: learner, body: { completed: true } })).courseCompleted).toBe(true);
+    view = expectOk(await t.request('GET', `/api/learning-paths/${path.id}`, { token: learner }));
+    expect(view.progress).toEqual({ completedCourses: 2, totalCourses: 2, percent: 100, nextCourseId: null });
+    // In the list too.
+    const listed = expectOk(await t.request('GET', '/api/learning-paths', { token: learner, query: { perPage: 100 } })).find((p: any) => p.id === path.id);
+    expect(listed.progress).toEqual({ completedCourses: 2, totalCourses: 2, percent: 100, nextCourseId: null });
+
+    // An archived course the learner is still ACTIVE in can be completed: it counts, is next, and locks what follows.
+    const other = expectOk(await create({ title: 'Still taking', courseIds: [unpublished.id, stuck.id, open.id] }), 201);
+    const otherView = expectOk(await t.request('GET', `/api/learning-paths/${other.id}`, { token: learner }));
+    expect(otherView.courses.map((c: any) => c.locked)).toEqual([false, false, true]);
+    expect(otherView.progress).toEqual({ completedCourses: 1, totalCourses: 2, percent: 50, nextCourseId: stuck.id });
   });
 
   it('the order is a prerequisite: a later course’s lessons are refused (403 LESSON_LOCKED, naming the course) until the one before is completed', async () => {

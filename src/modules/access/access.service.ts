@@ -23,6 +23,7 @@ import { assertFeesAllow } from '../institutions/fee-gating.js';
 import { getSettings, requireInstitutionSlug } from '../institutions/institutions.service.js';
 import { lessonLocks, orderedLessons, type LockState, type PathPrerequisite } from '../learn/drip.js';
 import { learningPathCourses, learningPathEnrollments, learningPaths, type LearningPath } from '../learning-paths/learning-paths.tables.js';
+import { holdsBack } from '../learning-paths/learning-paths.rule.js';
 import { peerReviews, type PeerReview } from '../assignments/assignments.tables.js';
 import { liveSessions, type LiveSession } from '../live-sessions/live-sessions.tables.js';
 import { announcements, type Announcement } from '../announcements/announcements.tables.js';
@@ -142,14 +143,14 @@ export async function courseState(ctx: ServiceContext, course: Course, enrollmen
 
 /**
  * A learning path's order as prerequisites: an ACTIVE enrollment made by a path is locked while
- * a course before it on that path is not completed by the learner and can still be (PUBLISHED,
- * or the learner is ACTIVE in it). Answers the first such course
+ * a course before it on that path holds it back (`holdsBack`: not completed by the learner and
+ * can still be, PUBLISHED or the learner is ACTIVE in it). Answers the first such course
  * (one query), or null (no path enrollment, or everything before it completed).
  */
 async function pathPrerequisite(ctx: ServiceContext, course: Course, enrollment: Enrollment | null): Promise<PathPrerequisite | null> {
   if (!enrollment?.learningPathId || enrollment.status !== 'ACTIVE') return null;
-  const [row] = await ctx.db
-    .select({ courseId: courses.id, courseTitle: courses.title })
+  const rows = await ctx.db
+    .select({ courseId: courses.id, courseTitle: courses.title, courseStatus: courses.status, enrollmentStatus: enrollments.status })
     .from(learningPathCourses)
     .innerJoin(
       earlier,
@@ -157,21 +158,11 @@ async function pathPrerequisite(ctx: ServiceContext, course: Course, enrollment:
     )
     .innerJoin(courses, sameTenantRef(earlier.courseId, earlier.institutionId, courses))
     .leftJoin(enrollments, and(eq(enrollments.institutionId, earlier.institutionId), eq(enrollments.courseId, earlier.courseId), eq(enrollments.studentId, enrollment.studentId)))
-    .where(
-      and(
-        inTenant(ctx, learningPathCourses),
-        eq(learningPathCourses.pathId, enrollment.learningPathId),
-        eq(learningPathCourses.courseId, course.id),
-        sql`${enrollments.status} is distinct from 'COMPLETED'`,
-        // Only a course the learner can still complete holds them back: one that is PUBLISHED,
-        // or that they are ACTIVE in. An archived or unpublished course they never took would
-        // lock the rest of the path for good.
-        sql`(${courses.status} = 'PUBLISHED' or ${enrollments.status} = 'ACTIVE')`,
-      ),
-    )
-    .orderBy(asc(earlier.position))
-    .limit(1);
-  return row ? { learningPathId: enrollment.learningPathId, ...row } : null;
+    .where(and(inTenant(ctx, learningPathCourses), eq(learningPathCourses.pathId, enrollment.learningPathId), eq(learningPathCourses.courseId, course.id)))
+    .orderBy(asc(earlier.position));
+  // The path view's lock and progress apply the same rule (learning-paths.rule.ts).
+  const first = rows.find((r) => holdsBack(r.courseStatus, r.enrollmentStatus));
+  return first ? { learningPathId: enrollment.learningPathId, courseId: first.courseId, courseTitle: first.courseTitle } : null;
 }
 
 export function lockedError(lock: LockState) {

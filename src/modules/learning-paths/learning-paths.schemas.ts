@@ -53,7 +53,7 @@ const pathCourse = z.object({
   status: z.string().describe('the course status (DRAFT, PUBLISHED, ARCHIVED)'),
   enrollmentStatus: z.string().nullable().describe("the caller's enrollment in it, if any"),
   progress: z.number().nullable(),
-  locked: z.boolean().describe('an earlier course of the path is not completed yet (the path is taken in order)'),
+  locked: z.boolean().describe('an earlier course of the path that the caller can still complete (PUBLISHED, or ACTIVE in it) is not completed yet (the path is taken in order)'),
 });
 
 export const pathSchema = z.object({
@@ -65,7 +65,14 @@ export const pathSchema = z.object({
   courseCount: z.number().int(),
   courses: z.array(pathCourse),
   enrolled: z.boolean(),
-  progress: z.object({ completedCourses: z.number().int(), totalCourses: z.number().int(), percent: z.number().int(), nextCourseId: z.string().nullable() }),
+  progress: z
+    .object({
+      completedCourses: z.number().int(),
+      totalCourses: z.number().int().describe('the courses that count for the caller: completed ones, and PUBLISHED ones or ones they are ACTIVE in'),
+      percent: z.number().int().describe('completedCourses / totalCourses, 0-100'),
+      nextCourseId: z.string().nullable().describe('the first of those courses not completed yet; null when all are'),
+    })
+    .describe('the caller’s progress on the path; a course they cannot take (unpublished or archived, never taken) is not counted'),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

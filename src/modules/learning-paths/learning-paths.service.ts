@@ -11,6 +11,7 @@ import { courses } from '../courses/courses.tables.js';
 import { enrollments } from '../enrollments/enrollments.tables.js';
 import { enrollStudents, lockCourse } from '../enrollments/enrollments.service.js';
 import { learningPathCourses, learningPathEnrollments, learningPaths, type LearningPath } from './learning-paths.tables.js';
+import { countsOnPath, holdsBack } from './learning-paths.rule.js';
 
 type PathStatus = LearningPath['status'];
 
@@ -44,7 +45,6 @@ async function pathDto(ctx: ServiceContext, path: LearningPath) {
   ]);
   let blocked = false;
   const list = rows.map(({ link, course, enrollment }) => {
-    const completed = enrollment?.status === 'COMPLETED';
     const item = {
       courseId: course.id,
       title: course.title,
@@ -54,12 +54,17 @@ async function pathDto(ctx: ServiceContext, path: LearningPath) {
       progress: enrollment?.progress ?? null,
       locked: blocked,
     };
-    // As the access module's prerequisite rule: only a course the learner can still complete
+    // The access module's prerequisite rule: only a course the learner can still complete
     // (PUBLISHED, or ACTIVE in it) holds back the ones after it.
-    if (!completed && (course.status === 'PUBLISHED' || enrollment?.status === 'ACTIVE')) blocked = true;
+    if (holdsBack(course.status, enrollment?.status)) blocked = true;
     return item;
   });
-  const completedCourses = list.filter((c) => c.enrollmentStatus === 'COMPLETED').length;
+  // Progress over the courses that count for the learner (the same rule): completed ones, and
+  // ones they can still complete; the next is the first of those not completed (the one that
+  // holds back the rest). An archived or unpublished course they never took is left out, so the
+  // path can reach 100 %.
+  const counted = list.filter((c) => countsOnPath(c.status, c.enrollmentStatus));
+  const completedCourses = counted.filter((c) => c.enrollmentStatus === 'COMPLETED').length;
   return {
     id: path.id,
     title: path.title,
@@ -71,9 +76,9 @@ async function pathDto(ctx: ServiceContext, path: LearningPath) {
     enrolled: !!onPath,
     progress: {
       completedCourses,
-      totalCourses: list.length,
-      percent: list.length ? Math.round((completedCourses / list.length) * 100) : 0,
-      nextCourseId: list.find((c) => c.enrollmentStatus !== 'COMPLETED')?.courseId ?? null,
+      totalCourses: counted.length,
+      percent: counted.length ? Math.round((completedCourses / counted.length) * 100) : 0,
+      nextCourseId: counted.find((c) => holdsBack(c.status, c.enrollmentStatus))?.courseId ?? null,
     },
     createdAt: iso(path.createdAt),
     updatedAt: iso(path.updatedAt),
