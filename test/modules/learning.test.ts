@@ -165,6 +165,9 @@ describe('POST /api/lessons/:id/progress', () => {
     // Completion is sticky: a later lower value does not undo it.
     data = expectOk(await progress(student(7), lessons[0].id, { completed: false, progressPercent: 10 }));
     expect(data).toMatchObject({ completed: true, progressPercent: 100, progress: 25 });
+    // Just under 100 is not a completion, and does not read as 100 either.
+    data = expectOk(await progress(student(7), lessons[1].id, { progressPercent: 99.6 }));
+    expect(data).toMatchObject({ completed: false, progressPercent: 99, progress: 25 });
     data = expectOk(await progress(student(7), lessons[1].id, { progressPercent: 100 }));
     expect(data).toMatchObject({ completed: true, progress: 50 });
     const rows = await t.db

@@ -86,7 +86,8 @@ async function upsertProgress(tx: ServiceContext, enrollment: Enrollment, inputs
           studentId: enrollment.studentId,
           completed,
           completedAt: completed ? now : null,
-          progressPercent: completed ? 100 : Math.max(0, Math.min(100, Math.round(input.progressPercent ?? 0))),
+          // Floored: only a completion is 100 (99.6 % read as 100 showed a finished lesson that was not).
+          progressPercent: completed ? 100 : Math.max(0, Math.min(100, Math.floor(input.progressPercent ?? 0))),
           positionSeconds: input.positionSeconds ?? null,
           pdfPage: input.pdfPage ?? null,
           pdfTotalPages: input.pdfTotalPages ?? null,
