@@ -48,6 +48,27 @@ describe('POST /api/courses/:id/enroll', () => {
     expect(await rowsOf(course.id)).toHaveLength(1);
   });
 
+  it('an enrolled student is told ALREADY_ENROLLED before fee gating (402) or self-enrollment turned off (403) would refuse a newcomer', async () => {
+    const course = await createCourse(t);
+    // Student 03's fees are OVERDUE in the CRM.
+    await enroll(t, { courseId: course.id, studentId: stu(3) });
+    await enroll(t, { courseId: course.id, studentId: stu(5), status: 'COMPLETED' });
+    expectOk(await t.request('PATCH', '/api/settings', { token: admin, body: { feeGatingEnabled: true, allowSelfEnrollment: false } }));
+    try {
+      expectError(await t.request('POST', `/api/courses/${course.id}/enroll`, { token: students[stu(3)] }), 409, 'ALREADY_ENROLLED');
+      expectError(await t.request('POST', `/api/courses/${course.id}/enroll`, { token: students[stu(5)] }), 409, 'ALREADY_ENROLLED');
+      expectError(await t.request('POST', `/api/courses/${course.id}/enroll`, { token: students[stu(6)] }), 403, 'FORBIDDEN');
+      expectOk(await t.request('PATCH', '/api/settings', { token: admin, body: { allowSelfEnrollment: true } }));
+      expectError(await t.request('POST', `/api/courses/${course.id}/enroll`, { token: students[stu(3)] }), 409, 'ALREADY_ENROLLED');
+    } finally {
+      expectOk(await t.request('PATCH', '/api/settings', { token: admin, body: { feeGatingEnabled: false, allowSelfEnrollment: true } }));
+    }
+    expect((await rowsOf(course.id)).map((r) => [r.studentId, r.status]).sort()).toEqual([
+      [stu(3), 'ACTIVE'],
+      [stu(5), 'COMPLETED'],
+    ]);
+  });
+
   it('answers 409 COURSE_FULL when the seats are taken (DROPPED enrollments free their seat)', async () => {
     const course = await createCourse(t, { maxEnrollments: 2 });
     await enroll(t, { courseId: course.id, studentId: stu(20) });

@@ -438,13 +438,17 @@ const rules = {
     return { course, enrollment: requireEnrolled(enrollment) as Enrollment | null };
   },
   /**
-   * Enroll oneself in a course: students only (403), in a PUBLISHED course (404 otherwise), when
-   * the institution allows self-enrollment (403) and the student's fees allow it (402).
+   * Enroll oneself in a course: students only (403), in a PUBLISHED course (404 otherwise), not
+   * already in it (409 ALREADY_ENROLLED), when the institution allows self-enrollment (403) and
+   * the student's fees allow it (402).
    */
   'course.selfEnroll': async (ctx: ServiceContext, courseId: string) => {
     if (ctx.actor.role !== 'STUDENT') throw forbidden('Only students can self-enroll');
     const course = await loadCourse(ctx, courseId);
     if (course.status !== 'PUBLISHED') throw notFound('Course');
+    // Already in (ACTIVE or COMPLETED) says so first: fees and the institution's setting are about joining.
+    const own = await ownEnrollment(ctx, course.id);
+    if (own && own.status !== 'DROPPED') throw new AppError('ALREADY_ENROLLED', 'You are already enrolled in this course');
     await requireSelfEnrollment(ctx);
     return course;
   },
