@@ -374,6 +374,21 @@ describe('defaults and ordering', () => {
     const empty = await t.request('PATCH', `/api/lessons/${lesson}/captions/${a.body.data.id}`, { token: teacher, body: {} });
     expect(empty.status).toBe(200);
     expect(empty.body.data.label).toBe('A');
+
+    // The upload's form values mean the same here.
+    for (const [value, expected] of [
+      ['on', true],
+      [0, false],
+      ['1', true],
+      ['off', false],
+      [1, true],
+      ['false', false],
+    ] as const) {
+      const res = await t.request('PATCH', `/api/lessons/${lesson}/captions/${a.body.data.id}`, { token: teacher, body: { isDefault: value } });
+      expect(res.status, String(value)).toBe(200);
+      expect(res.body.data.isDefault, String(value)).toBe(expected);
+    }
+    expect(await defaultsOf(lesson, 'v2')).toHaveLength(0);
   });
 
   it('PATCH validates label (1 to 80) and language', async () => {

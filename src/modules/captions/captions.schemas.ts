@@ -171,6 +171,11 @@ export const captionUploadBodyDoc = z.any().meta({
 export const captionUpdateBody = z.object({
   label: captionLabelSchema.optional(),
   language: captionLanguageSchema.optional(),
-  isDefault: z.boolean().optional().describe('true demotes the other default of the same (lesson, blockId)'),
+  // The upload's form values work here too, so a client sends the same thing to both.
+  isDefault: z
+    .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'on', 'off']), z.literal(1), z.literal(0)])
+    .transform((v) => v === true || v === 1 || (TRUE_FORM_VALUES as readonly unknown[]).includes(v))
+    .optional()
+    .describe('true (also "true", "1", 1 or "on", as on upload) demotes the other default of the same (lesson, blockId); false ("false", "0", 0, "off") unsets it'),
 });
 export type CaptionUpdate = z.infer<typeof captionUpdateBody>;
