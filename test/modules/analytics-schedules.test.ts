@@ -243,6 +243,31 @@ describe('alerts', () => {
     expectOk(await t.request('DELETE', `/api/analytics/reports/alerts/${bare.id}`, { token: teacher }));
   });
 
+  it('stores any finite threshold exactly: a huge one is no 500 and a precise one is not rounded', async () => {
+    const listed = async (id: string) =>
+      (expectOk(await t.request('GET', `/api/analytics/reports/${reportId}/alerts`, { token: teacher })) as { id: string; threshold: number }[]).find((x) => x.id === id)!;
+    const huge = expectOk(
+      await t.request('POST', `/api/analytics/reports/${reportId}/alerts`, { token: teacher, body: { metric: 'rowCount', comparison: 'gt', threshold: 1e308 } }),
+      201,
+    );
+    expect(huge).toMatchObject({ threshold: 1e308, name: 'rowCount gt 1e+308' });
+    expect((await listed(huge.id)).threshold).toBe(1e308);
+    const precise = expectOk(
+      await t.request('POST', `/api/analytics/reports/${reportId}/alerts`, { token: teacher, body: { metric: 'students', comparison: 'eq', threshold: 16777217 } }),
+      201,
+    );
+    expect(precise.threshold).toBe(16777217);
+    expect((await listed(precise.id)).threshold).toBe(16777217);
+    for (const threshold of [0.1, -Number.MAX_VALUE, 5e-324]) {
+      expect(expectOk(await t.request('PATCH', `/api/analytics/reports/alerts/${precise.id}`, { token: teacher, body: { threshold } })).threshold).toBe(threshold);
+      expect((await listed(precise.id)).threshold).toBe(threshold);
+    }
+    // The cron compares the metric with it and records the value.
+    expectOk(await cron());
+    expect(await listed(huge.id)).toMatchObject({ state: 'OK', lastValue: expect.any(Number) });
+    for (const id of [huge.id, precise.id]) expectOk(await t.request('DELETE', `/api/analytics/reports/alerts/${id}`, { token: teacher }));
+  });
+
   it('fires once when the metric crosses the threshold, not again until it has cleared, then fires again', async () => {
     const alert = expectOk(
       await t.request('POST', `/api/analytics/reports/${reportId}/alerts`, {

@@ -198,7 +198,7 @@ export const createAlertBody = z.strictObject({
   name: z.string().trim().min(1).max(200).optional().describe('Defaults to "<metric> <comparison> <threshold>", which then follows changes of the condition until a name is given'),
   metric,
   comparison,
-  threshold: z.number().finite(),
+  threshold: z.number().finite().describe('Any finite number, stored exactly (double precision)'),
   recipients: recipients.optional(),
   isActive: z.boolean().optional(),
 });
@@ -208,7 +208,7 @@ export const updateAlertBody = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
   metric: metric.optional(),
   comparison: comparison.optional(),
-  threshold: z.number().finite().optional(),
+  threshold: z.number().finite().optional().describe('Any finite number, stored exactly (double precision)'),
   recipients: recipients.optional(),
   isActive: z.boolean().optional(),
 });

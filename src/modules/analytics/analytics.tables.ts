@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, date, foreignKey, index, integer, jsonb, pgTable, real, text, timestamp, unique } from 'drizzle-orm/pg-core';
+import { boolean, date, doublePrecision, foreignKey, index, integer, jsonb, pgTable, real, text, timestamp, unique } from 'drizzle-orm/pg-core';
 import { courses } from '../courses/courses.tables.js';
 import type { ReportDefinitionInput } from './analytics.definition.js';
 
@@ -178,11 +178,12 @@ export const analyticsReportAlerts = pgTable(
     /** `rowCount`, or the `as` name of one of the report's aggregates. */
     metric: text('metric').notNull(),
     comparison: text('comparison', { enum: ALERT_COMPARISONS }).notNull(),
-    threshold: real('threshold').notNull(),
+    /** Double precision: every finite number the API accepts is stored exactly. */
+    threshold: doublePrecision('threshold').notNull(),
     recipients: jsonb('recipients').$type<string[]>().notNull(),
     isActive: boolean('is_active').notNull().default(true),
     state: text('state', { enum: ALERT_STATES }).notNull().default('OK'),
-    lastValue: real('last_value'),
+    lastValue: doublePrecision('last_value'),
     lastEvaluatedAt: ts('last_evaluated_at'),
     lastError: text('last_error'),
     triggeredAt: ts('triggered_at'),
