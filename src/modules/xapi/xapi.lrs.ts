@@ -9,7 +9,7 @@ import { lrsContext, type LrsContext, type Principal } from './xapi.context.js';
 import { credentialAuthority, verifyCredential } from './xapi.credentials.js';
 import { agentKey, learnerAgent, type Json } from './xapi.keys.js';
 import { putStatement, storeStatements, parseStatementsJson } from './xapi.statements.js';
-import { getOneStatement, queryStatements, type ReadResult } from './xapi.query.js';
+import { consistentThroughNow, getOneStatement, queryStatements, type ReadResult } from './xapi.query.js';
 import { deleteDocument, getDocument, writeDocument, type DocumentResult } from './xapi.documents.js';
 import { getActivity, getPerson, XAPI_VERSIONS } from './xapi.activities.js';
 import { buildMixed, isMultipartMixed, parseMixed } from './xapi.attachments.js';
@@ -39,6 +39,7 @@ import type { XapiDocumentKind } from './xapi.tables.js';
 
 export const XAPI_VERSION = '1.0.3';
 const VERSION_HEADER = 'x-experience-api-version';
+const CONSISTENT_THROUGH = 'x-experience-api-consistent-through';
 const ACCEPTED_VERSION = /^1\.0(?:\.\d+)?$/;
 
 const XAPI_CORS = {
@@ -154,6 +155,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The LRS caller from the request's own Authorization header (onRequest), or why it was refused. */
     lrsAuth?: Principal | AppError;
+    /** The caller the LRS acts for, once authenticated (with the alternate syntax, from the form). */
+    lrsPrincipal?: Principal;
   }
 }
 
@@ -164,7 +167,7 @@ function checkVersion(headers: Record<string, string | undefined>) {
 }
 
 const readResponse = (r: ReadResult): LrsResponse => {
-  const headers: Record<string, string> = { 'x-experience-api-consistent-through': r.consistentThrough };
+  const headers: Record<string, string> = { [CONSISTENT_THROUGH]: r.consistentThrough };
   if (r.lastModified) headers['last-modified'] = r.lastModified.toUTCString();
   if (r.attachments === null) return { status: 200, headers, body: r.json, contentType: 'application/json; charset=utf-8' };
   const mixed = buildMixed(r.json, r.attachments);
@@ -212,7 +215,8 @@ async function dispatch(ctx: LrsContext, req: LrsRequest): Promise<LrsResponse> 
     case 'POST statements': {
       if (Object.keys(req.params).length > 0) throw bad('POST /statements takes no parameters (PUT takes statementId)');
       const { value, parts } = statementsBody(req, 1000);
-      return jsonResponse(await storeStatements(ctx, Array.isArray(value) ? value : [value], parts));
+      const { ids, consistentThrough } = await storeStatements(ctx, Array.isArray(value) ? value : [value], parts);
+      return { ...jsonResponse(ids), headers: { [CONSISTENT_THROUGH]: consistentThrough } };
     }
     case 'PUT statements': {
       const { statementId, ...rest } = req.params;
@@ -220,8 +224,8 @@ async function dispatch(ctx: LrsContext, req: LrsRequest): Promise<LrsResponse> 
       if (statementId === undefined) throw bad('PUT /statements needs the statementId parameter');
       if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i.test(statementId)) throw bad('statementId must be a UUID');
       const { value, parts } = statementsBody(req, 1000);
-      await putStatement(ctx, statementId.toLowerCase(), value as Json, parts);
-      return { status: 204 };
+      const { consistentThrough } = await putStatement(ctx, statementId.toLowerCase(), value as Json, parts);
+      return { status: 204, headers: { [CONSISTENT_THROUGH]: consistentThrough } };
     }
     case 'GET activities':
       return jsonResponse(await getActivity(ctx, req.params));
@@ -249,6 +253,8 @@ function sendLrsError(req: FastifyRequest, reply: FastifyReply, err: Error) {
   return reply.code(appErr.status).type('text/plain; charset=utf-8').send(appErr.message);
 }
 
+const isStatementsPath = (url: string) => /^\/api\/(v1\/)?xapi\/statements\/*$/.test(url.split('?')[0]!);
+
 /** Registers the LRS scope under /api/xapi (call with the app's root instance). */
 export async function registerLrs(app: FastifyInstance, deps: Deps) {
   await app.register(
@@ -273,6 +279,16 @@ export async function registerLrs(app: FastifyInstance, deps: Deps) {
           if (!(err instanceof AppError)) throw err;
           req.lrsAuth = err;
         }
+      });
+      // Every answer of the statements resource carries X-Experience-API-Consistent-Through (xAPI
+      // 1.0.3 Communication 2.1.3): reads and writes set it; errors (and 405s) get it here.
+      // A rate-limited or failed request does not touch the database for it (see consistentThroughNow).
+      scope.addHook('onSend', async (req, reply, payload) => {
+        if (req.method === 'OPTIONS' || reply.hasHeader(CONSISTENT_THROUGH) || !isStatementsPath(req.url)) return payload;
+        const principal = req.lrsPrincipal ?? (req.lrsAuth instanceof AppError ? undefined : req.lrsAuth);
+        const locked = principal && reply.statusCode !== 429 && reply.statusCode < 500;
+        reply.header(CONSISTENT_THROUGH, await consistentThroughNow(deps, locked ? principal.institutionId : null));
+        return payload;
       });
       scope.setErrorHandler((err, req, reply) => sendLrsError(req, reply, err as Error));
       scope.setNotFoundHandler((req, reply) => {
@@ -308,6 +324,7 @@ export async function registerLrs(app: FastifyInstance, deps: Deps) {
               checkVersion(lrsReq.headers);
               const principal = lrsReq.headers.authorization === req.headers.authorization && req.lrsAuth ? req.lrsAuth : await authenticate(deps, lrsReq.headers.authorization);
               if (principal instanceof AppError) throw principal;
+              req.lrsPrincipal = principal;
               const ctx = lrsContext(deps, principal, req.log, req.id);
               return send(reply, await dispatch(ctx, lrsReq));
             },

@@ -1,5 +1,6 @@
 import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
+import type { Deps } from '../../platform/context.js';
 import { AppError, notFound } from '../../platform/http/errors.js';
 import { rawRows } from '../../platform/db/client.js';
 import { inTenant } from '../../platform/db/tenancy.js';
@@ -8,7 +9,7 @@ import { activityKey, agentKey, isObject, verbKey, type JsonObject } from './xap
 import { agentParameter, isIri, isTimestamp, isUuid } from './xapi.validation.js';
 import { activitiesOf, formatStatement, type StatementFormat } from './xapi.format.js';
 import { loadAttachments, type AttachmentPart } from './xapi.attachments.js';
-import { writeLockSql } from './xapi.statements.js';
+import { consistentThroughAt, writeLockSql } from './xapi.statements.js';
 import { xapiActivities, xapiStatements } from './xapi.tables.js';
 
 /**
@@ -141,9 +142,26 @@ export interface ReadResult {
 async function consistentRead<T>(ctx: LrsContext, fn: (tx: LrsContext, consistentThrough: string) => Promise<T>): Promise<T> {
   return lrsTx(ctx, async (tx) => {
     await tx.db.execute(sql`select pg_advisory_xact_lock_shared(${writeLockSql(tx.institutionId)})`);
-    const through = new Date(tx.deps.clock.now().getTime() - 1).toISOString();
-    return fn(tx, through);
+    return fn(tx, consistentThroughAt(tx.deps.clock));
   });
+}
+
+/**
+ * The consistency time of an answer that read no statements (an error of the statements
+ * resource): taken under the institution's lock shared, as a read does. Without an institution
+ * (an unauthenticated request sees no statement; a rate-limited or failed one is not worth a
+ * database round trip), or when the database does not answer, it is simply now less 1 ms.
+ */
+export async function consistentThroughNow(deps: Deps, institutionId: string | null): Promise<string> {
+  if (institutionId === null) return consistentThroughAt(deps.clock);
+  try {
+    return await deps.database.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock_shared(${writeLockSql(institutionId)})`);
+      return consistentThroughAt(deps.clock);
+    });
+  } catch {
+    return consistentThroughAt(deps.clock);
+  }
 }
 
 /** A learner session sees only statements they are the actor of. */

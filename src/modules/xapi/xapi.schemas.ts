@@ -103,22 +103,27 @@ export const LRS_ROUTES: LrsRoute[] = [
         return op(
           'xapiPostStatements',
           'Store statements',
-          'One statement or an array of statements (at most 500), as application/json or as multipart/mixed with attachments (the first part the JSON, each further part an attachment with Content-Transfer-Encoding: binary and X-Experience-API-Hash). Answers the statement ids. Same id and equivalent statement: kept as stored; different: 409. A statement with verb completed or passed about a lesson activity completes the lesson (see README).',
+          'One statement or an array of statements (at most 500), as application/json or as multipart/mixed with attachments (the first part the JSON, each further part an attachment with Content-Transfer-Encoding: binary and X-Experience-API-Hash). Answers the statement ids. Same id and equivalent statement: kept as stored; different: 409. A statement with verb completed or passed about a lesson activity completes the lesson (see README). Every answer, errors too, carries X-Experience-API-Consistent-Through.',
           { body: z.union([statementLoose, z.array(statementLoose)]), consumes: ['application/json', 'multipart/mixed'], response: { 200: z.array(uuid), ...ERRORS } },
         );
       }
       if (method === 'PUT') {
-        return op('xapiPutStatement', 'Store one statement with the given id', '204 when stored or already stored identically; 409 when a different statement has that id.', {
-          querystring: z.object({ statementId: uuid }),
-          body: statementLoose,
-          consumes: ['application/json', 'multipart/mixed'],
-          response: { 204: z.null().describe('stored'), ...ERRORS },
-        });
+        return op(
+          'xapiPutStatement',
+          'Store one statement with the given id',
+          '204 when stored or already stored identically; 409 when a different statement has that id. Every answer, errors too, carries X-Experience-API-Consistent-Through.',
+          {
+            querystring: z.object({ statementId: uuid }),
+            body: statementLoose,
+            consumes: ['application/json', 'multipart/mixed'],
+            response: { 204: z.null().describe('stored'), ...ERRORS },
+          },
+        );
       }
       return op(
         'xapiGetStatements',
         'One statement, or a page of statements',
-        'statementId or voidedStatementId (with format and attachments only) gives one statement; otherwise a StatementResult filtered by agent, verb, activity, registration, related_activities, related_agents, since, until (on stored), limit (0 or above 100: 100), format (exact, ids, canonical), attachments (multipart/mixed answer) and ascending, with `more` to continue. X-Experience-API-Consistent-Through on every answer. A session sees only statements it is the actor of.',
+        'statementId or voidedStatementId (with format and attachments only) gives one statement; otherwise a StatementResult filtered by agent, verb, activity, registration, related_activities, related_agents, since, until (on stored), limit (0 or above 100: 100), format (exact, ids, canonical), attachments (multipart/mixed answer) and ascending, with `more` to continue. X-Experience-API-Consistent-Through on every answer of the statements resource (POST, PUT and errors too). A session sees only statements it is the actor of.',
         {
           querystring: z.object({
             statementId: uuid.optional(),

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { and, desc, inArray, sql } from 'drizzle-orm';
+import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/http/errors.js';
 import { newId } from '../../platform/ids.js';
 import { inTenant } from '../../platform/db/tenancy.js';
@@ -24,6 +25,12 @@ export const MAX_BATCH = 500;
 
 /** The lock key of an institution's statement writes (readers take it shared: xapi.query.ts). */
 export const writeLockSql = (institutionId: string) => sql`hashtextextended(${`xapi:statements:${institutionId}`}, 0)`;
+
+/**
+ * `X-Experience-API-Consistent-Through` taken while holding that lock (shared or not): now less
+ * 1 ms. No write is in flight, and any later one stores at or after now.
+ */
+export const consistentThroughAt = (clock: Clock) => new Date(clock.now().getTime() - 1).toISOString();
 
 /** Parses a JSON text of the LRS (a statements body, or the first multipart part) under the platform's input rules. */
 export function parseStatementsJson(text: string): Json {
@@ -143,8 +150,14 @@ async function checkAttachments(ctx: LrsContext, items: Incoming[], parts: Attac
   }
 }
 
+/** The answer of a write: the statement ids in request order and the consistency time taken under the write lock. */
+export interface StoreResult {
+  ids: string[];
+  consistentThrough: string;
+}
+
 /** Stores statements; returns the ids in request order (one per distinct id). */
-export async function storeStatements(ctx: LrsContext, input: Json[], parts: AttachmentPart[] = []): Promise<string[]> {
+export async function storeStatements(ctx: LrsContext, input: Json[], parts: AttachmentPart[] = []): Promise<StoreResult> {
   if (input.length === 0) throw new AppError('VALIDATION_ERROR', 'No statements given');
   if (input.length > MAX_BATCH) throw new AppError('PAYLOAD_TOO_LARGE', `At most ${MAX_BATCH} statements per request`);
   const items = prepare(ctx, input);
@@ -157,6 +170,7 @@ export async function storeStatements(ctx: LrsContext, input: Json[], parts: Att
 
   return lrsTx(ctx, async (tx) => {
     await tx.db.execute(sql`select pg_advisory_xact_lock(${writeLockSql(tx.institutionId)})`);
+    const consistentThrough = consistentThroughAt(tx.deps.clock);
     const ids = items.map((x) => x.statement.id as string);
     const existing = await tx.db
       .select({ id: xapiStatements.id, statement: xapiStatements.statement })
@@ -169,7 +183,7 @@ export async function storeStatements(ctx: LrsContext, input: Json[], parts: Att
       if (!sameStatement(sent, old)) throw new AppError('CONFLICT', `A different statement with id ${String(statement.id)} is already stored`);
       return false;
     });
-    if (fresh.length === 0) return ids;
+    if (fresh.length === 0) return { ids, consistentThrough };
 
     await checkVoids(tx, fresh);
     const stored = await nextStored(tx);
@@ -236,7 +250,7 @@ export async function storeStatements(ctx: LrsContext, input: Json[], parts: Att
     );
     await recordAttachments(tx, parts);
     await applyLessonCompletions(tx, lessons);
-    return ids;
+    return { ids, consistentThrough };
   });
 }
 
@@ -301,10 +315,10 @@ async function mergeActivityDefinitions(tx: LrsContext, statements: JsonObject[]
 }
 
 /** PUT /statements?statementId=…: one statement with that id (the body's id, if any, must be the same). */
-export async function putStatement(ctx: LrsContext, statementId: string, body: Json, parts: AttachmentPart[]): Promise<void> {
+export async function putStatement(ctx: LrsContext, statementId: string, body: Json, parts: AttachmentPart[]): Promise<StoreResult> {
   if (!isObject(body)) throw new AppError('VALIDATION_ERROR', 'PUT takes one statement (an object)');
   if (body.id !== undefined && (typeof body.id !== 'string' || body.id.toLowerCase() !== statementId)) {
     throw new AppError('VALIDATION_ERROR', 'The statement id differs from the statementId parameter');
   }
-  await storeStatements(ctx, [{ ...body, id: statementId }], parts);
+  return storeStatements(ctx, [{ ...body, id: statementId }], parts);
 }

@@ -109,6 +109,42 @@ describe('PUT /statements', () => {
   });
 });
 
+describe('X-Experience-API-Consistent-Through (Communication 2.1.3.s2.b5)', () => {
+  it('is on every answer of the statements resource: writes, reads, 404, 400, 401, 405, 409', async () => {
+    const through = '2026-03-02T08:59:59.999Z';
+    const id = uuid();
+    const auth = cred.authorization;
+    const answers = {
+      'POST 200': await lrs(t, 'POST', 'statements', { auth, body: statement({ id }) }),
+      'PUT 204': await lrs(t, 'PUT', 'statements', { auth, query: { statementId: uuid() }, body: statement() }),
+      'GET 200': await lrs(t, 'GET', 'statements', { auth, query: { statementId: id } }),
+      'GET 404': await lrs(t, 'GET', 'statements', { auth, query: { statementId: uuid() } }),
+      'GET 400': await lrs(t, 'GET', 'statements', { auth, query: { limit: 'x' } }),
+      'POST 400 malformed': await lrs(t, 'POST', 'statements', { auth, payload: '{"actor":', headers: { 'content-type': 'application/json' } }),
+      'POST 400 no version': await lrs(t, 'POST', 'statements', { auth, body: statement(), noVersion: true }),
+      'PUT 409': await lrs(t, 'PUT', 'statements', { auth, query: { statementId: id }, body: statement({ verb: verb('failed') }) }),
+      'GET 401': await lrs(t, 'GET', 'statements', { query: { statementId: id } }),
+      'DELETE 405': await lrs(t, 'DELETE', 'statements', { auth }),
+    };
+    expect(Object.fromEntries(Object.entries(answers).map(([k, res]) => [k, [res.status, res.headers['x-experience-api-consistent-through']]]))).toEqual({
+      'POST 200': [200, through],
+      'PUT 204': [204, through],
+      'GET 200': [200, through],
+      'GET 404': [404, through],
+      'GET 400': [400, through],
+      'POST 400 malformed': [400, through],
+      'POST 400 no version': [400, through],
+      'PUT 409': [409, through],
+      'GET 401': [401, through],
+      'DELETE 405': [405, through],
+    });
+    // Not on other resources.
+    const other = await lrs(t, 'GET', 'activities', { auth, query: { activityId: activityId('a1') } });
+    expect(other.status).toBe(200);
+    expect(other.headers['x-experience-api-consistent-through']).toBeUndefined();
+  });
+});
+
 /** Each case: a statement that breaks one rule of the format, and the property the 400 names. */
 const INVALID: Array<[string, Record<string, unknown>, RegExp]> = [
   ['unknown top-level property', { foo: 1 }, /statement\.foo/],
