@@ -103,7 +103,7 @@ export const LRS_ROUTES: LrsRoute[] = [
         return op(
           'xapiPostStatements',
           'Store statements',
-          'One statement or an array of statements (at most 500), as application/json or as multipart/mixed with attachments (the first part the JSON, each further part an attachment with Content-Transfer-Encoding: binary and X-Experience-API-Hash). Answers the statement ids. Same id and equivalent statement: kept as stored; different: 409. A statement with verb completed or passed about a lesson activity completes the lesson (see README). Every answer, errors too, carries X-Experience-API-Consistent-Through.',
+          'One statement or an array of statements (at most 500), as application/json or as multipart/mixed with attachments (the first part the JSON, each further part an attachment with Content-Transfer-Encoding: binary and X-Experience-API-Hash). Answers the statement ids. Same id as a stored statement and equivalent: kept as stored; different: 409. One id twice in the batch: 400. A statement with verb completed or passed about a lesson activity completes the lesson (see README). Every answer, errors too, carries X-Experience-API-Consistent-Through.',
           { body: z.union([statementLoose, z.array(statementLoose)]), consumes: ['application/json', 'multipart/mixed'], response: { 200: z.array(uuid), ...ERRORS } },
         );
       }

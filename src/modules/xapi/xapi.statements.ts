@@ -103,24 +103,17 @@ function dedupe<T extends { key: string; direct: boolean; asActor?: boolean }>(r
 const refTargetOf = (s: JsonObject): string | null => (isObject(s.object) && s.object.objectType === 'StatementRef' ? (s.object.id as string) : null);
 const voidsOf = (s: JsonObject): string | null => (isObject(s.verb) && s.verb.id === VOIDED_VERB ? refTargetOf(s) : null);
 
-/** Checks each statement, gives it an id, and folds repeats of one id within the request (409 when they differ). */
+/** Checks each statement and gives it an id; one id twice in the request is 400 (xAPI 1.0.3 Communication 2.1.1), equivalent statements or not. */
 function prepare(ctx: LrsContext, input: Json[]): Incoming[] {
-  const byId = new Map<string, Incoming>();
-  const order: Incoming[] = [];
-  input.forEach((raw, i) => {
+  const seen = new Set<string>();
+  return input.map((raw, i) => {
     const sent = validateStatement(raw, input.length > 1 ? `statements.${i}` : 'statement');
     assertSelf(ctx, sent.actor as JsonObject, 'store statements whose actor is');
     const id = (sent.id as string | undefined) ?? newId();
-    const prior = byId.get(id);
-    if (prior) {
-      if (!sameStatement(sent, prior.sent)) throw new AppError('CONFLICT', `Statement ${id} appears twice in the request with different content`);
-      return;
-    }
-    const item = { statement: { ...sent, id }, sent };
-    byId.set(id, item);
-    order.push(item);
+    if (seen.has(id)) throw new AppError('VALIDATION_ERROR', `Statement ${id} appears more than once in the request`);
+    seen.add(id);
+    return { statement: { ...sent, id }, sent };
   });
-  return order;
 }
 
 /**
@@ -156,7 +149,7 @@ export interface StoreResult {
   consistentThrough: string;
 }
 
-/** Stores statements; returns the ids in request order (one per distinct id). */
+/** Stores statements; returns the ids in request order. */
 export async function storeStatements(ctx: LrsContext, input: Json[], parts: AttachmentPart[] = []): Promise<StoreResult> {
   if (input.length === 0) throw new AppError('VALIDATION_ERROR', 'No statements given');
   if (input.length > MAX_BATCH) throw new AppError('PAYLOAD_TOO_LARGE', `At most ${MAX_BATCH} statements per request`);

@@ -63,12 +63,20 @@ describe('POST /statements', () => {
     await post(t, cred.authorization, statement({ id, timestamp: '2026-03-01T10:00:00Z' }));
     expect(await post(t, cred.authorization, statement({ id, timestamp: '2026-03-01T11:00:00+01:00' }))).toEqual([id]);
     expectLrsError(await lrs(t, 'POST', 'statements', { auth: cred.authorization, body: statement({ id, verb: verb('attempted') }) }), 409);
-    // in one batch: the same statement twice is stored once; two different ones are 409
+  });
+
+  it('rejects a batch with one id twice with 400 (Communication 2.1.1), identical statements or not, and stores none of it', async () => {
+    const other = uuid();
     const twice = uuid();
-    expect(await post(t, cred.authorization, [statement({ id: twice }), statement({ id: twice })])).toEqual([twice]);
+    const res = await lrs(t, 'POST', 'statements', { auth: cred.authorization, body: [statement({ id: other }), statement({ id: twice }), statement({ id: twice })] });
+    expectLrsError(res, 400, new RegExp(`${twice} appears more than once`));
     const clash = uuid();
-    expectLrsError(await lrs(t, 'POST', 'statements', { auth: cred.authorization, body: [statement({ id: clash }), statement({ id: clash, verb: verb('attempted') })] }), 409);
-    expect((await lrs(t, 'GET', 'statements', { auth: cred.authorization, query: { statementId: clash } })).status).toBe(404);
+    // Ids are UUIDs: the same one in another case is the same id.
+    expectLrsError(
+      await lrs(t, 'POST', 'statements', { auth: cred.authorization, body: [statement({ id: clash }), statement({ id: clash.toUpperCase(), verb: verb('attempted') })] }),
+      400,
+    );
+    for (const id of [other, twice, clash]) expect((await lrs(t, 'GET', 'statements', { auth: cred.authorization, query: { statementId: id } })).status).toBe(404);
   });
 
   it('stores nothing of a batch with one bad statement', async () => {
