@@ -434,6 +434,30 @@ describe('compliance', () => {
     }
   });
 
+  it('a newcomer to a training created past its due date is due when assigned, never before', async () => {
+    t.clock.set(START);
+    const { training: tr } = await training({ dueDate: '2026-02-01T00:00:00.000Z' });
+    const newcomer = t.crmSim.data.inst_demo!.students.find((s) => s.contact.id === NEWCOMER_ID)!;
+    const home = newcomer.student.currentEnrolment;
+    newcomer.student.currentEnrolment = { classId: DEMO_CLASS_ID, className: 'Grade 6', sectionId: DEMO_SECTION_ID, sectionName: 'A' };
+    try {
+      t.clock.set('2026-03-05T09:00:00.000Z');
+      await sweepCompliance(t.deps);
+      const records = expectOk(await t.request('GET', '/api/compliance/records', { token: teacher, query: { trainingId: tr.id, personId: NEWCOMER_ID } })) as any[];
+      expect(records).toEqual([expect.objectContaining({ cycle: 1, assignedAt: '2026-03-05T09:00:00.000Z', dueAt: '2026-03-05T09:00:00.000Z' })]);
+      const [row] = await t.db
+        .select()
+        .from(complianceRecords)
+        .where(and(eq(complianceRecords.trainingId, tr.id), eq(complianceRecords.personId, NEWCOMER_ID)));
+      expect(row!.dueAt.getTime()).toBeGreaterThanOrEqual(row!.assignedAt.getTime());
+      t.clock.set('2026-03-05T09:00:01.000Z');
+      expect((expectOk(await t.request('GET', '/api/compliance/records', { token: teacher, query: { trainingId: tr.id, personId: NEWCOMER_ID } })) as any[])[0].status).toBe('OVERDUE');
+    } finally {
+      newcomer.student.currentEnrolment = home;
+      t.clock.set(START);
+    }
+  });
+
   it('a reminder whose notification fails leaves its mark unset, and the next sweep sends it', async () => {
     t.clock.set(START);
     const { training: tr } = await training();

@@ -97,8 +97,8 @@ async function targetedStudents(
   return people;
 }
 
-/** How long each cycle after the first lasts: the time the first cycle gave (due date minus creation). */
-const windowMs = (t: ComplianceTraining) => t.dueDate.getTime() - t.createdAt.getTime();
+/** How long each cycle after the first lasts: the time the first cycle gave (due date minus creation; none for a training created past its due date). */
+const windowMs = (t: ComplianceTraining) => Math.max(t.dueDate.getTime() - t.createdAt.getTime(), 0);
 
 /** The due date of someone assigned after the training began (a newcomer, a staff member): the training's while it is ahead, else a full window from now. */
 const lateDueDate = (t: ComplianceTraining, now: Date) => (t.dueDate.getTime() > now.getTime() ? t.dueDate : new Date(now.getTime() + windowMs(t)));
