@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq, sql } from 'drizzle-orm';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCourse, createLesson, enroll } from '../helpers/factories.js';
-import { expectError, expectOk } from '../helpers/expect.js';
+import { expectError, expectOk, failingFields } from '../helpers/expect.js';
 import { auditLog } from '../../src/modules/audit/audit.tables.js';
 import { enrollments } from '../../src/modules/enrollments/enrollments.tables.js';
 import { notifications } from '../../src/modules/notifications/notifications.tables.js';
@@ -451,11 +451,35 @@ describe('compliance', () => {
         .where(and(eq(complianceRecords.trainingId, tr.id), eq(complianceRecords.personId, NEWCOMER_ID)));
       expect(row!.dueAt.getTime()).toBeGreaterThanOrEqual(row!.assignedAt.getTime());
       t.clock.set('2026-03-05T09:00:01.000Z');
-      expect((expectOk(await t.request('GET', '/api/compliance/records', { token: teacher, query: { trainingId: tr.id, personId: NEWCOMER_ID } })) as any[])[0].status).toBe('OVERDUE');
+      expect((expectOk(await t.request('GET', '/api/compliance/records', { token: teacher, query: { trainingId: tr.id, personId: NEWCOMER_ID } })) as any[])[0].status).toBe(
+        'OVERDUE',
+      );
     } finally {
       newcomer.student.currentEnrolment = home;
       t.clock.set(START);
     }
+  });
+
+  it('roles: PARENT (who has no records) is 400 and creates nothing; a repeated role counts once', async () => {
+    const course = await createCourse(t, { title: 'Roles' });
+    const parent = await t.request('POST', '/api/compliance/training', { token: admin, body: { courseId: course.id, roles: ['PARENT'], dueDate: DUE } });
+    expectError(parent, 400, 'VALIDATION_ERROR');
+    expect(failingFields(parent)).toEqual(['body.roles.0']);
+    expectError(
+      await t.request('POST', '/api/compliance/training', { token: admin, body: { courseId: course.id, roles: ['STUDENT', 'PARENT'], dueDate: DUE } }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expect(await t.db.select().from(complianceTrainings).where(eq(complianceTrainings.courseId, course.id))).toEqual([]);
+    const staff = expectOk(
+      await t.request('POST', '/api/compliance/training', { token: admin, body: { courseId: course.id, roles: ['TEACHER', 'ADMIN', 'TEACHER'], dueDate: DUE } }),
+      201,
+    );
+    expect(staff).toMatchObject({ roles: ['TEACHER', 'ADMIN'], assignedCount: 0 });
+    const [stored] = await t.db.select().from(complianceTrainings).where(eq(complianceTrainings.id, staff.id));
+    expect(stored!.roles).toEqual(['TEACHER', 'ADMIN']);
+    const records = expectOk(await t.request('GET', '/api/compliance/records', { token: teacher, query: { trainingId: staff.id } })) as any[];
+    expect(records.map((r) => r.personId)).toEqual([DEMO_TEACHER_ID]);
   });
 
   it('a reminder whose notification fails leaves its mark unset, and the next sweep sends it', async () => {

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { MAX_PAGE_SIZE } from '../../platform/http/pagination.js';
-import { ROLES } from '../../platform/auth/tokens.js';
-import { COMPLIANCE_STATUSES } from './compliance.tables.js';
+import { ASSIGNABLE_ROLES, COMPLIANCE_STATUSES } from './compliance.tables.js';
 
 const page = {
   page: z.coerce.number().int().min(1).default(1),
@@ -18,7 +17,12 @@ export const createTrainingBody = z
     title: z.string().trim().min(1).max(200).optional(),
     classIds: ids,
     sectionIds: ids,
-    roles: z.array(z.enum(ROLES)).max(4).default([]),
+    roles: z
+      .array(z.enum(ASSIGNABLE_ROLES))
+      .max(4)
+      .transform((roles) => [...new Set(roles)])
+      .default([])
+      .describe('STUDENT (every class in the CRM), TEACHER, ADMIN (assigned when they first read their records); PARENT has no records (400); a repeated role counts once'),
     dueDate: z
       .union([z.string().datetime({ offset: true }), z.string().date()])
       .describe('a timestamp, or a date: due by the end of that day (UTC)')

@@ -3,6 +3,12 @@ import { courses } from '../courses/courses.tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
+/**
+ * The roles a training can target: STUDENT (every class's roster in the CRM), TEACHER and ADMIN
+ * (assigned when they read their records). A PARENT never has records of their own.
+ */
+export const ASSIGNABLE_ROLES = ['STUDENT', 'TEACHER', 'ADMIN'] as const;
+
 /** A required course for classes, sections and/or roles, due by a date, optionally every N months. */
 export const complianceTrainings = pgTable(
   'compliance_trainings',
