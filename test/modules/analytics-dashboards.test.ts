@@ -163,8 +163,32 @@ describe('GET /api/analytics/dashboard/revenue', () => {
     ]);
     expect(data.fees).toBeNull();
     const weekly = expectOk(await t.request('GET', '/api/analytics/dashboard/revenue', { token: admin, query: { period: 'week', from: '2026-02-09', to: '2026-03-08' } }));
-    // Sunday 1 March (the completion) belongs to the ISO week of Monday 23 February.
-    expect(weekly.periods.map((p: { period: string }) => p.period)).toEqual(['2026-02-09', '2026-02-23', '2026-03-02']);
+    // Sunday 1 March (the completion) belongs to the ISO week of Monday 23 February; the week of
+    // 16 February had nothing and is there, at zero.
+    expect(weekly.periods.map((p: { period: string; newEnrollments: number; completions: number }) => [p.period, p.newEnrollments, p.completions])).toEqual([
+      ['2026-02-09', 2, 0],
+      ['2026-02-16', 0, 0],
+      ['2026-02-23', 0, 1],
+      ['2026-03-02', expect.any(Number), expect.any(Number)],
+    ]);
+  });
+
+  it('lists every bucket of the window, zero-filled, from the one holding `from` to the one holding `to`', async () => {
+    const zero = { newEnrollments: 0, completions: 0, newLearners: 0, feeGatedEnrollments: 0 };
+    const monthly = expectOk(await t.request('GET', '/api/analytics/dashboard/revenue', { token: admin, query: { from: '2025-09-15', to: '2025-12-10' } }));
+    expect(monthly.periods).toEqual(['2025-09-01', '2025-10-01', '2025-11-01', '2025-12-01'].map((period) => ({ period, ...zero })));
+    const daily = expectOk(await t.request('GET', '/api/analytics/dashboard/revenue', { token: admin, query: { period: 'day', from: '2026-01-09', to: '2026-01-12' } }));
+    expect(daily.periods).toEqual([
+      { period: '2026-01-09', ...zero },
+      { period: '2026-01-10', ...zero, newEnrollments: 1, newLearners: 1 },
+      { period: '2026-01-11', ...zero },
+      { period: '2026-01-12', ...zero },
+    ]);
+    // The default window: the 12 months up to this one (March 2026), each listed.
+    const byDefault = expectOk(await t.request('GET', '/api/analytics/dashboard/revenue', { token: admin }));
+    expect(byDefault.periods.map((p: { period: string }) => p.period)).toEqual(
+      ['2025-04', '2025-05', '2025-06', '2025-07', '2025-08', '2025-09', '2025-10', '2025-11', '2025-12', '2026-01', '2026-02', '2026-03'].map((m) => `${m}-01`),
+    );
   });
 
   it('reads the fee standing of actively enrolled students from the CRM when asked', async () => {

@@ -179,7 +179,15 @@ export const REVENUE_DEFINITION =
 
 type Period = 'day' | 'week' | 'month';
 
-/** GET /api/analytics/dashboard/revenue (ADMIN). */
+/** The first day (YYYY-MM-DD) of every bucket of the window, as date_trunc gives it (ISO weeks start on Monday). */
+function bucketsOf(period: Period, from: string, to: string): string[] {
+  const out: string[] = [];
+  const last = DateTime.fromISO(to, { zone: 'utc' });
+  for (let day = DateTime.fromISO(from, { zone: 'utc' }).startOf(period); day <= last; day = day.plus({ [`${period}s`]: 1 })) out.push(day.toISODate()!);
+  return out;
+}
+
+/** GET /api/analytics/dashboard/revenue (ADMIN): every bucket of the window, those without events at zero. */
 export async function revenueDashboard(ctx: ServiceContext, q: { period?: Period; from?: string; to?: string; includeFees?: 'true' | 'false' }) {
   await requireAccess(ctx, 'analytics.revenue', null);
   const settings = await getSettings(ctx.db, ctx.institutionId);
@@ -233,6 +241,7 @@ export async function revenueDashboard(ctx: ServiceContext, q: { period?: Period
           )
         : Promise.resolve([]),
     ]);
+    const byPeriod = new Map(periods.map((p) => [p.period, p]));
     return {
       definition: REVENUE_DEFINITION,
       currency: null,
@@ -240,13 +249,17 @@ export async function revenueDashboard(ctx: ServiceContext, q: { period?: Period
       period,
       from,
       to,
-      periods: periods.map((p) => ({
-        period: p.period,
-        newEnrollments: Number(p.new_enrollments),
-        completions: Number(p.completions),
-        newLearners: Number(p.new_learners),
-        feeGatedEnrollments: settings.feeGatingEnabled ? Number(p.new_enrollments) : 0,
-      })),
+      periods: bucketsOf(period, from, to).map((label) => {
+        const p = byPeriod.get(label);
+        const newEnrollments = Number(p?.new_enrollments ?? 0);
+        return {
+          period: label,
+          newEnrollments,
+          completions: Number(p?.completions ?? 0),
+          newLearners: Number(p?.new_learners ?? 0),
+          feeGatedEnrollments: settings.feeGatingEnabled ? newEnrollments : 0,
+        };
+      }),
       totals: {
         enrollments: Number(totals?.enrollments ?? 0),
         activeEnrollments: Number(totals?.active ?? 0),

@@ -300,15 +300,17 @@ export const revenueSchema = z.object({
   period: z.enum(['day', 'week', 'month']),
   from: z.string(),
   to: z.string(),
-  periods: z.array(
-    z.object({
-      period: z.string().describe('first day of the bucket, YYYY-MM-DD'),
-      newEnrollments: z.number().int(),
-      completions: z.number().int(),
-      newLearners: z.number().int().describe('students whose first enrollment in the institution falls in the bucket'),
-      feeGatedEnrollments: z.number().int().describe('new enrollments while fee gating is on (all of them when it is on, else 0)'),
-    }),
-  ),
+  periods: z
+    .array(
+      z.object({
+        period: z.string().describe('first day of the bucket, YYYY-MM-DD'),
+        newEnrollments: z.number().int(),
+        completions: z.number().int(),
+        newLearners: z.number().int().describe('students whose first enrollment in the institution falls in the bucket'),
+        feeGatedEnrollments: z.number().int().describe('new enrollments while fee gating is on (all of them when it is on, else 0)'),
+      }),
+    )
+    .describe('every bucket of the window in order, those without events at zero'),
   totals: z.object({ enrollments: z.number().int(), activeEnrollments: z.number().int(), learners: z.number().int(), activeLearners: z.number().int() }),
   fees: z
     .object({
