@@ -138,8 +138,36 @@ describe('XLSX', () => {
     const sheet = workbook.worksheets[0]!;
     expect(sheet.getRow(1).values).toEqual([undefined, 'Student id', 'Status', 'Progress (%)', 'Final score', 'Completed at']);
     expect(sheet.rowCount).toBe(ROWS + 1);
-    expect(sheet.getRow(2).values).toEqual([undefined, student(0), 'COMPLETED', 0, 50, expect.stringMatching(/Z$/)]);
+    // Timestamps are date cells (UTC), not text.
+    expect(sheet.getRow(2).values).toEqual([undefined, student(0), 'COMPLETED', 0, 50, new Date('2026-03-02T09:00:00.000Z')]);
+    expect(sheet.getRow(2).getCell(5).type).toBe(ExcelJS.ValueType.Date);
+    expect(sheet.getRow(2).getCell(5).numFmt).toBe('yyyy-mm-dd hh:mm:ss.000');
     expect(sheet.getRow(3).getCell(4).value).toBeNull();
+    expect(sheet.getRow(3).getCell(5).value).toBeNull();
+    // Student 7 (row 9) completed 7 hours before now.
+    expect(sheet.getRow(9).getCell(5).value).toEqual(new Date('2026-03-02T02:00:00.000Z'));
+
+    // The day buckets of a grouped report are date cells too.
+    const byDay = await exportRaw(teacher, {
+      definition: {
+        entity: 'enrollments',
+        groupBy: [{ field: 'completedAt', granularity: 'day' }],
+        aggregates: [{ fn: 'count', as: 'n' }],
+        filters: [
+          { field: 'courseId', op: 'eq', value: courseId },
+          { field: 'completedAt', op: 'isNotNull' },
+        ],
+        sort: [{ field: 'completedAt:day' }],
+      },
+      format: 'XLSX',
+    });
+    expect(byDay.statusCode, byDay.body).toBe(200);
+    const days = new ExcelJS.Workbook();
+    await days.xlsx.load(byDay.rawPayload as unknown as ArrayBuffer);
+    const daySheet = days.worksheets[0]!;
+    expect(daySheet.getRow(2).getCell(1).value).toBeInstanceOf(Date);
+    expect((daySheet.getRow(2).getCell(1).value as Date).toISOString()).toMatch(/^2026-03-0[12]T00:00:00\.000Z$/);
+    expect(daySheet.getRow(2).getCell(1).numFmt).toBe('yyyy-mm-dd');
 
     const evil = await exportRaw(teacher, { definition: { entity: 'courses', columns: ['title'], filters: [{ field: 'title', op: 'in', value: EVIL }] }, format: 'XLSX' });
     const book = new ExcelJS.Workbook();

@@ -6,7 +6,8 @@
  * Formula injection: a text cell beginning with `=`, `+`, `-`, `@`, a tab or a carriage return
  * is written with a leading `'`, so a spreadsheet shows it as text instead of running it
  * (OWASP "CSV injection"). Numbers, booleans and timestamps are the service's own values and are
- * written as they are.
+ * written as they are: in a CSV timestamps are the API's ISO 8601 UTC text; in an XLSX they (and
+ * the day buckets of grouped reports) are date cells, shown in UTC.
  */
 import { once } from 'node:events';
 import { PassThrough, Readable } from 'node:stream';
@@ -19,8 +20,13 @@ const FORMULA_START = /^[=+\-@\t\r]/;
 /** A text value a spreadsheet could take for a formula, made inert. */
 export const neutralize = (value: string) => (FORMULA_START.test(value) ? `'${value}` : value);
 
-const cell = (c: OutputColumn, v: ReportRow[string]) => {
+/** Spreadsheet number formats of the XLSX date columns: timestamps (UTC, as the API gives them) and day buckets. */
+const XLSX_DATE_FORMATS: Partial<Record<OutputColumn['type'], string>> = { timestamp: 'yyyy-mm-dd hh:mm:ss.000', date: 'yyyy-mm-dd' };
+
+/** A cell's value; `dates`: timestamps and day buckets as Date values (XLSX), else as their ISO text. */
+const cell = (c: OutputColumn, v: ReportRow[string], dates = false): string | number | boolean | Date | null => {
   if (v === null) return null;
+  if (dates && XLSX_DATE_FORMATS[c.type] && typeof v === 'string') return new Date(v.length === 10 ? `${v}T00:00:00Z` : v);
   const textual = c.type === 'string' || c.type === 'enum';
   return textual && typeof v === 'string' ? neutralize(v) : v;
 };
@@ -102,13 +108,21 @@ const writeXlsx: Writer = async (out, columns, batches, _meta, signal) => {
   const { default: ExcelJS } = await import('exceljs');
   const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out, useStyles: true, useSharedStrings: false });
   const sheet = workbook.addWorksheet('Report');
-  sheet.columns = columns.map((c) => ({ header: neutralize(c.label), key: c.key, width: Math.min(40, Math.max(12, c.label.length + 2)) }));
+  sheet.columns = columns.map((c) => {
+    const numFmt = XLSX_DATE_FORMATS[c.type];
+    return {
+      header: neutralize(c.label),
+      key: c.key,
+      width: Math.max(numFmt ? numFmt.length + 2 : 12, Math.min(40, c.label.length + 2)),
+      ...(numFmt ? { style: { numFmt } } : {}),
+    };
+  });
   sheet.getRow(1).font = { bold: true };
   sheet.getRow(1).commit();
   for await (const batch of batches) {
     for (const r of batch) {
       const values: Record<string, unknown> = {};
-      for (const c of columns) values[c.key] = cell(c, r[c.key] ?? null);
+      for (const c of columns) values[c.key] = cell(c, r[c.key] ?? null, true);
       sheet.addRow(values).commit();
     }
     // Wait for the reader between batches, so a slow client holds back the database, not memory.
