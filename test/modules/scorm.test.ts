@@ -170,7 +170,12 @@ describe('SCORM 1.2 package: import, launch, content', () => {
       'cmi.interactions._count': '0',
       'cmi.core._children': expect.stringContaining('lesson_status'),
     });
-    expect(l.cmi['cmi.core.student_name']).toBeTruthy();
+    // SCORM 1.2: "Last, First", from the learner's CRM record.
+    const { firstName, lastName } = t.crmSim.data.inst_demo!.students.find((s) => s.contact.id === DEMO_STUDENT_ID)!.contact;
+    expect(l.cmi['cmi.core.student_name']).toBe(`${lastName}, ${firstName}`);
+    // Staff previewing (browse) too: their CRM user record.
+    const staff = t.crmSim.data.inst_demo!.staff.find((u) => u.id === DEMO_TEACHER_ID)!;
+    expect(expectOk(await launch(teacher, lessonId)).cmi['cmi.core.student_name']).toBe(`${staff.lastName}, ${staff.firstName}`);
     expect(l.cmi).not.toHaveProperty('cmi.core.exit');
     expect(l.cmi).not.toHaveProperty('cmi.core.session_time');
     expect(l.launchUrl).toMatch(new RegExp(`^http://lms\\.test/api/scorm/${lessonId}/content/\\d+-[0-9a-f]{64}/lab/index\\.html\\?mode=lab$`));
@@ -447,6 +452,9 @@ describe('SCORM 2004 4th edition package', () => {
       'cmi.total_time': 'PT0H0M0S',
       'cmi.score._children': 'scaled,raw,min,max',
     });
+    // 2004's learner_name has no "Last, First" rule: the display name.
+    const { firstName, lastName } = t.crmSim.data.inst_demo!.students.find((s) => s.contact.id === DEMO_STUDENT_ID)!.contact;
+    expect(first.cmi['cmi.learner_name']).toBe(`${firstName} ${lastName}`);
     expect(first.cmi).not.toHaveProperty('cmi.scaled_passing_score');
     const check = expectOk(await launch(student, lessonId, 'item_check'));
     expect(check.sco.identifier).toBe('item_check');

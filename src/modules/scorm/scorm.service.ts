@@ -20,6 +20,7 @@ import type { Enrollment } from '../enrollments/enrollments.tables.js';
 import { requireAccess } from '../access/access.service.js';
 import { audit } from '../audit/audit.js';
 import { displayNames } from '../institutions/display-names.js';
+import { institutionSlug } from '../institutions/institutions.service.js';
 import { lockOwnEnrollment, recordTrackedProgress } from '../progress/progress.service.js';
 import {
   CHILDREN,
@@ -376,6 +377,25 @@ function entryOf(version: ScormVersion, attempt: ScormAttempt | null): 'ab-initi
   return '';
 }
 
+/**
+ * SCORM 1.2 `cmi.core.student_name` is "Last, First" (the 1.2 RTE data model): from the names of
+ * the caller's CRM record (contact, else staff user), else the session's name split at its last
+ * space; null when neither is known (the display name then stands as it is). 2004's
+ * `cmi.learner_name` has no such rule and is the display name.
+ */
+async function lastNameFirst(ctx: ServiceContext): Promise<string | null> {
+  const id = ctx.actor.personId;
+  const slug = await institutionSlug(ctx, ctx.institutionId).catch(() => null);
+  const person = slug ? ((await ctx.crm.getContactOrNull(slug, id)) ?? (await ctx.crm.getUserOrNull(slug, id))) : null;
+  const [first, last] = [person?.firstName?.trim(), person?.lastName?.trim()];
+  if (first && last) return `${last}, ${first}`;
+  if (first || last) return (last || first)!;
+  const name = ctx.actor.name?.trim();
+  if (!name) return null;
+  const cut = name.lastIndexOf(' ');
+  return cut > 0 && !name.includes(',') ? `${name.slice(cut + 1)}, ${name.slice(0, cut).trim()}` : name;
+}
+
 /** Everything the SCO may read at launch: the LMS's read-only values and the attempt's stored ones, without write-only elements. */
 function initialCmi(opts: {
   version: ScormVersion;
@@ -458,6 +478,7 @@ async function prepareLaunch(ctx: ServiceContext, lessonId: string, scoRef: stri
   }
   const entry = entryOf(version, attempt);
   const learnerName =
+    (version === '1.2' ? await lastNameFirst(ctx) : null) ??
     ctx.actor.name ??
     (await displayNames(ctx, [{ id: ctx.actor.personId, label: ctx.actor.role === 'STUDENT' ? 'Student' : 'User' }])).get(ctx.actor.personId) ??
     ctx.actor.personId;
