@@ -583,6 +583,8 @@ describe('batched, PDF and event progress', () => {
     const text = await courseWithLessons(1);
     await enroll(t, { courseId: text.course.id, studentId: stu(17) });
     expectError(await t.request('POST', `/api/lessons/${text.lessons[0].id}/pdf-progress`, { token: student(17), body: { page: 1, totalPages: 2 } }), 400, 'VALIDATION_ERROR');
+    // Someone not enrolled is told so, as on the other progress routes, and learns nothing of the lesson's type.
+    expectError(await t.request('POST', `/api/lessons/${text.lessons[0].id}/pdf-progress`, { token: student(18), body: { page: 1, totalPages: 2 } }), 403, 'ENROLLMENT_REQUIRED');
   });
 
   it('stores learner events; a complete event completes the lesson', async () => {

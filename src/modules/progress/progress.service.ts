@@ -191,7 +191,8 @@ export async function updateProgressBatch(ctx: ServiceContext, lessonId: string,
 /** POST /api/lessons/:id/pdf-progress — page reached of total pages; the last page completes it. */
 export async function updatePdfProgress(ctx: ServiceContext, lessonId: string, page: number, totalPages: number) {
   if (page > totalPages) throw validationError('page cannot exceed totalPages', [{ field: 'body.page', message: 'must be at most totalPages' }]);
-  const { lesson } = await requireAccess(ctx, 'lesson.view', lessonId);
+  // Who may write comes first (as on the other progress routes): a stranger learns nothing of the lesson's type.
+  const { lesson } = await requireAccess(ctx, 'lesson.learn', lessonId);
   if (lesson.type !== 'PDF') throw validationError('PDF progress applies to PDF lessons only');
   return updateProgress(ctx, lessonId, {
     pdfPage: page,
