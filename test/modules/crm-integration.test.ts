@@ -58,6 +58,10 @@ describe('GET/PATCH /api/settings', () => {
     // The other institution is untouched.
     expect(expectOk(await t.request('GET', '/api/settings', { token: northAdmin })).feeGatingEnabled).toBe(false);
     await setGating(false);
+    // A time zone is kept in its own spelling, whatever the letter case sent.
+    expect(expectOk(await t.request('PATCH', '/api/settings', { token: admin, body: { timezone: 'europe/berlin' } })).timezone).toBe('Europe/Berlin');
+    expect((await t.db.select().from(institutions).where(eq(institutions.id, 'inst_demo')))[0]!.settings).toMatchObject({ timezone: 'Europe/Berlin' });
+    expectOk(await t.request('PATCH', '/api/settings', { token: admin, body: { timezone: 'UTC' } }));
   });
 
   it('refuses non-admins (403) and invalid bodies (400) without writing', async () => {

@@ -102,7 +102,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         description:
           'Body: `{attemptId?, answers: [{questionId, optionIds? | value? | text?}]}`. Choice questions take `optionIds` (exactly the set of ' +
           'correct options scores), TRUE_FALSE a boolean `value`, NUMERIC a number `value` (right within the tolerance), SHORT_ANSWER `text` ' +
-          '(compared trimmed, whitespace runs as one space, case-insensitively, with the accepted answers). Unanswered questions score 0; ' +
+          '(compared without any whitespace and case-insensitively with the accepted answers). Unanswered questions score 0; ' +
           'an unknown question or option, a question answered twice, more than one option for a SINGLE_CHOICE question or the field of another type is 400 (nothing stored). ' +
           'The answer has the attempt with `score`, `maxScore`, `percentage`, `passed` (percentage >= passingScore) and per question ' +
           '`{questionId, correct, pointsAwarded, points}`, never the right answers or explanations. A passed attempt completes the lesson ' +

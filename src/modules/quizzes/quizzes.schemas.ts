@@ -66,7 +66,7 @@ const questionInput = z.object({
     .max(QUIZ_LIMITS.acceptedAnswers)
     .nullable()
     .optional()
-    .describe('SHORT_ANSWER only: answers accepted, compared trimmed, with runs of whitespace as one space, case-insensitively'),
+    .describe('SHORT_ANSWER only: answers accepted, compared without any whitespace and case-insensitively ("New York" matches "newyork")'),
   numericAnswer: finite.nullable().optional().describe('NUMERIC only: the right value'),
   tolerance: finite.min(0).nullable().optional().describe('NUMERIC only: accepted distance from numericAnswer, >= 0 (default 0)'),
   points: finite.positive().max(QUIZ_LIMITS.points).default(1).describe('> 0, at most 1,000 (default 1)'),

@@ -6,7 +6,7 @@ export const settingsSchema = z.object({
   name: z.string().nullable(),
   slug: z.string().nullable(),
   feeGatingEnabled: z.boolean().describe('self-enroll and opening lesson content check the CRM fee status (OVERDUE → 402)'),
-  timezone: z.string(),
+  timezone: z.string().describe('IANA time zone name, in its own spelling (sent as europe/berlin, kept as Europe/Berlin)'),
   locale: z.string(),
   allowSelfEnrollment: z.boolean(),
   certificateValidityMonths: z.number().int().nullable(),
