@@ -331,26 +331,25 @@ export interface AssessedBy {
   byLearner: boolean;
 }
 
-/**
- * A graded assessment that does not pass (or a regrade below the pass mark), for the
- * enrollment's student, in the caller's transaction: the lesson's score becomes `scorePercent`
- * (so an earlier, higher score does not linger), its completion stays as it was, and the
- * enrollment is recomputed (a COMPLETED one's `finalScore` follows).
- */
-export async function recordAssessedScore(
-  tx: ServiceContext,
-  course: Course,
-  lessonId: string,
-  enrollmentId: string,
-  scorePercent: number,
-  by: AssessedBy,
-): Promise<CompletionResult> {
+/** The enrollment an assessed score is for, locked for the rest of the caller's transaction. */
+async function lockEnrollment(tx: ServiceContext, enrollmentId: string) {
   const [enrollment] = await tx.db
     .select()
     .from(enrollments)
     .where(and(inTenant(tx, enrollments), eq(enrollments.id, enrollmentId)))
     .for('update');
   if (!enrollment) throw notFound('Enrollment');
+  return enrollment;
+}
+
+/**
+ * A graded assessment that does not pass (or a regrade below the pass mark), for the
+ * enrollment's student, in the caller's transaction: the lesson's score becomes `scorePercent`
+ * (so an earlier, higher score does not linger), its completion stays as it was, and the
+ * enrollment is recomputed (a COMPLETED one's `finalScore` follows).
+ */
+export async function recordAssessedScore(tx: ServiceContext, course: Course, lessonId: string, enrollmentId: string, scorePercent: number, by: AssessedBy) {
+  const enrollment = await lockEnrollment(tx, enrollmentId);
   await upsertProgress(tx, enrollment, new Map([[lessonId, { score: Math.max(0, Math.min(100, scorePercent)) }]]));
   return recomputeEnrollment(tx, course, enrollment, { touch: by.byLearner });
 }
@@ -362,20 +361,8 @@ export async function recordAssessedScore(
  * and the enrollment is recomputed (course completion, certificate and CRM push follow).
  * The score given replaces the stored one; completion stays.
  */
-export async function completeAssessedLesson(
-  tx: ServiceContext,
-  course: Course,
-  lessonId: string,
-  enrollmentId: string,
-  scorePercent: number,
-  by: AssessedBy,
-): Promise<CompletionResult> {
-  const [enrollment] = await tx.db
-    .select()
-    .from(enrollments)
-    .where(and(inTenant(tx, enrollments), eq(enrollments.id, enrollmentId)))
-    .for('update');
-  if (!enrollment) throw notFound('Enrollment');
+export async function completeAssessedLesson(tx: ServiceContext, course: Course, lessonId: string, enrollmentId: string, scorePercent: number, by: AssessedBy) {
+  const enrollment = await lockEnrollment(tx, enrollmentId);
   const rows = await upsertProgress(tx, enrollment, new Map([[lessonId, { completed: true, score: Math.max(0, Math.min(100, scorePercent)) }]]));
   const result = await recomputeEnrollment(tx, course, enrollment, { touch: by.byLearner });
   const [lesson] = await tx.db
