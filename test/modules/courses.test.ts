@@ -208,7 +208,7 @@ describe('PATCH, publish, archive, duplicate', () => {
     await t.request('POST', `/api/courses/${course.id}/publish`, { token: teacher, body: { status: 'PUBLISHED' } });
     const e = await enroll(t, { courseId: course.id, studentId: 'c_demo_stu_05' });
     const archived = expectOk(await t.request('DELETE', `/api/courses/${course.id}`, { token: teacher }));
-    expect(archived).toMatchObject({ status: 'ARCHIVED', archivedAt: t.clock.now().toISOString() });
+    expect(archived).toMatchObject({ id: course.id, deleted: true, status: 'ARCHIVED', archivedAt: t.clock.now().toISOString() });
     const [courseRow] = await t.db.select().from(courses).where(eq(courses.id, course.id));
     expect(courseRow.status).toBe('ARCHIVED');
     const [enrollmentRow] = await t.db.select().from(enrollments).where(eq(enrollments.id, e.id));

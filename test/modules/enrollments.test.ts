@@ -224,7 +224,7 @@ describe('DELETE /api/courses/:id/enrollments/:studentId', () => {
     const e = await enroll(t, { courseId: course.id, studentId: stu(1) });
     t.clock.advance(60_000);
     const data = expectOk(await t.request('DELETE', `/api/courses/${course.id}/enrollments/${stu(1)}`, { token: teacher }));
-    expect(data).toMatchObject({ id: e.id, status: 'DROPPED', droppedAt: t.clock.now().toISOString() });
+    expect(data).toMatchObject({ id: e.id, deleted: true, status: 'DROPPED', droppedAt: t.clock.now().toISOString() });
     const [row] = await t.db.select().from(enrollments).where(eq(enrollments.id, e.id));
     expect(row.status).toBe('DROPPED');
     expect(expectOk(await t.request('DELETE', `/api/courses/${course.id}/enrollments/${stu(1)}`, { token: teacher })).status).toBe('DROPPED');

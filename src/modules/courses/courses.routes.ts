@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { deletedSchema, envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
@@ -99,11 +100,13 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'archiveCourse',
         summary: 'Archive a course (owner or ADMIN); learner data is kept',
+        description:
+          'DELETE archives: the answer is the course, now ARCHIVED, with `deleted: true` (the delete answer of every route, `{id, deleted: true}`, with the record that stays).',
         params: idParams,
-        response: { 200: envelope(courseSchema) },
+        response: { 200: envelope(courseSchema.extend({ deleted: z.literal(true) })) },
       },
     },
-    async (req) => ok(await svc.archiveCourse(ctx(req), req.params.id)),
+    async (req) => ok({ ...(await svc.archiveCourse(ctx(req), req.params.id)), deleted: true as const }),
   );
 
   r.post(

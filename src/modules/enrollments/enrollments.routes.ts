@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
@@ -85,11 +86,13 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'unenroll',
         summary: 'Unenroll: status becomes DROPPED, the row and learner data are kept',
+        description:
+          'The answer is the enrollment, now DROPPED, with `deleted: true` (the delete answer of every route, `{id, deleted: true}`, with the record that stays). A COMPLETED enrollment is 409.',
         params: studentParams,
-        response: { 200: envelope(enrollmentSchema), 409: errorEnvelope },
+        response: { 200: envelope(enrollmentSchema.extend({ deleted: z.literal(true) })), 409: errorEnvelope },
       },
     },
-    async (req) => ok(await svc.unenroll(ctx(req), req.params.id, req.params.studentId)),
+    async (req) => ok({ ...(await svc.unenroll(ctx(req), req.params.id, req.params.studentId)), deleted: true as const }),
   );
 };
 
