@@ -70,7 +70,17 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean | object } =
   registerResponseHeaders(app);
   // Without CORS_ORIGINS there is nothing to allow, and the plugin would run a hook on every
   // request to add no header. A preflight then gets the 405 of a method the path does not take.
-  if (deps.config.corsOrigins.length > 0) await app.register(cors, { origin: deps.config.corsOrigins, credentials: true });
+  if (deps.config.corsOrigins.length > 0) {
+    await app.register(cors, {
+      origin: deps.config.corsOrigins,
+      credentials: true,
+      // The plugin's default is the CORS-safelisted GET, HEAD and POST: a web client on an allowed
+      // origin could not edit or delete anything.
+      methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      // What a browser may read of an answer beyond the safelisted headers.
+      exposedHeaders: ['x-request-id', 'content-disposition', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'],
+    });
+  }
 
   registerAuth(app, deps);
   await registerRateLimits(app, deps.config);

@@ -112,10 +112,10 @@ const envSchema = z.object({
   RATE_LIMIT_WRITE: positiveInt.default(30),
   /**
    * Requests per IP per window from callers without a session (refused ones included), reads and
-   * writes counted apart. Spec 8's limits are per user; this only bounds what one address can
-   * send anonymously, so it is set well above them.
+   * writes counted apart. Unset: RATE_LIMIT_READ and RATE_LIMIT_WRITE, as for a person (issue 2
+   * pins anonymous callers to the spec's limits by IP); raise it for many users behind one NAT.
    */
-  RATE_LIMIT_ANONYMOUS: positiveInt.default(3000),
+  RATE_LIMIT_ANONYMOUS: positiveInt.optional(),
   RATE_LIMIT_REPORT_RUN: positiveInt.default(30),
   RATE_LIMIT_REPORT_EXPORT: positiveInt.default(10),
   /** Statement timeout of analytics report queries (PostgreSQL enforces it; see README Analytics). */

@@ -117,7 +117,6 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     RECORDING_WEBHOOK_SECRET: recorderSim.webhookSecret,
     RATE_LIMIT_READ: '100000',
     RATE_LIMIT_WRITE: '100000',
-    RATE_LIMIT_ANONYMOUS: '100000',
     RATE_LIMIT_REPORT_RUN: '100000',
     RATE_LIMIT_REPORT_EXPORT: '100000',
     // A response that does not match its schema fails the request (500), so the test fails.

@@ -62,7 +62,7 @@ describe('rate limits count refused requests', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp({
-      env: { RATE_LIMIT_READ: '3', RATE_LIMIT_WRITE: '3', RATE_LIMIT_ANONYMOUS: '3' },
+      env: { RATE_LIMIT_READ: '3', RATE_LIMIT_WRITE: '3' },
       extraRoutes: (app) => {
         const typed = app.withTypeProvider<ZodTypeProvider>();
         typed.get('/api/test/read', async () => ({ data: 1, error: null }));
@@ -96,7 +96,7 @@ describe('rate limits count refused requests', () => {
 describe('TRUST_PROXY', () => {
   it('with the proxy listed, X-Forwarded-For names the client (each client its own budget)', async () => {
     const t = await createTestApp({
-      env: { RATE_LIMIT_ANONYMOUS: '2', TRUST_PROXY: '127.0.0.1' },
+      env: { RATE_LIMIT_READ: '2', TRUST_PROXY: '127.0.0.1' },
       extraRoutes: (app) => void app.get('/api/test/read', async () => ({ data: 1, error: null })),
     });
     try {

@@ -190,6 +190,18 @@ describe('platform headers and versioning', () => {
     expect(ok.headers['access-control-allow-origin']).toBe('https://app.example.edu');
     const no = await t.request('GET', '/healthz', { headers: { origin: 'https://evil.example' } });
     expect(no.headers['access-control-allow-origin']).toBeUndefined();
+    // A web client on that origin may edit and delete, not only read (the plugin's default is GET, HEAD, POST).
+    for (const method of ['PATCH', 'PUT', 'DELETE']) {
+      const pre = await t.request('OPTIONS', '/api/lessons/abc/notes/def', {
+        headers: { origin: 'https://app.example.edu', 'access-control-request-method': method, 'access-control-request-headers': 'content-type' },
+      });
+      expect(pre.status, method).toBe(204);
+      expect(pre.headers['access-control-allow-origin']).toBe('https://app.example.edu');
+      expect(String(pre.headers['access-control-allow-methods']).split(/,\s*/)).toContain(method);
+      expect(pre.headers['access-control-allow-credentials']).toBe('true');
+    }
+    // and may read the request id and the rate-limit headers of an answer.
+    expect(String(ok.headers['access-control-expose-headers']).split(/,\s*/)).toEqual(expect.arrayContaining(['x-request-id', 'retry-after', 'ratelimit-remaining']));
   });
 
   it('keeps the xAPI LRS open to any origin also when CORS_ORIGINS limits the rest', async () => {

@@ -32,7 +32,7 @@ const claimsCompletion = (input: ProgressInput) => input.completed === true || (
 function assertSelfCompletable(lesson: Lesson, input: ProgressInput, field: string) {
   if (ASSESSED_TYPES.has(lesson.type) && claimsCompletion(input)) {
     const by = lesson.type === 'SCORM' ? 'its tracking data (POST /api/scorm/{id}/track)' : 'its assessment';
-    throw new AppError('CONFLICT', `A ${lesson.type} lesson is completed by ${by}, not by a progress update`, { field });
+    throw new AppError('CONFLICT', `${/^[AEIOU]/.test(lesson.type) ? 'An' : 'A'} ${lesson.type} lesson is completed by ${by}, not by a progress update`, { field });
   }
 }
 

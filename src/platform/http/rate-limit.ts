@@ -28,7 +28,7 @@ function callerKey(req: FastifyRequest): string {
 
 /**
  * Rate limits of spec part 8: reads 100/min and writes 30/min per caller, with route overrides;
- * callers without a session: RATE_LIMIT_ANONYMOUS per IP.
+ * callers without a session count by IP (RATE_LIMIT_ANONYMOUS, when set, is their budget).
  * Counters live in memory, or in Redis when REDIS_URL is set so replicas share them.
  */
 export async function registerRateLimits(app: FastifyInstance, config: Config) {
@@ -50,9 +50,9 @@ export async function registerRateLimits(app: FastifyInstance, config: Config) {
     // the caller's IP when there is no session).
     hook: 'onRequest',
     timeWindow: config.RATE_LIMIT_WINDOW_MS,
-    // Spec 8's per-user budgets; an address without a session has one of its own, larger, so
-    // that a client's 401s (or a school's many browsers behind one NAT) do not turn into 429s.
-    max: (req) => (isAnonymous(req) ? config.RATE_LIMIT_ANONYMOUS : isRead(req) ? config.RATE_LIMIT_READ : config.RATE_LIMIT_WRITE),
+    // Spec 8's per-user budgets; an address without a session gets the same unless
+    // RATE_LIMIT_ANONYMOUS sets its own (e.g. a school's many browsers behind one NAT).
+    max: (req) => (isAnonymous(req) && config.RATE_LIMIT_ANONYMOUS !== undefined ? config.RATE_LIMIT_ANONYMOUS : isRead(req) ? config.RATE_LIMIT_READ : config.RATE_LIMIT_WRITE),
     keyGenerator: callerKey,
     enableDraftSpec: true,
     // If Redis is down, serve rather than fail every request.
