@@ -670,7 +670,10 @@ describe('peer review: reviewer side', () => {
     expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/submit`, { token: as, body: { rubricScores: { [c1.id]: 7, [c2.id]: 1 } } }), 400, 'VALIDATION_ERROR');
     expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/submit`, { token: as, body: { rubricScores: { [c1.id]: 1, [c2.id]: 1, nope: 1 } } }), 400, 'VALIDATION_ERROR');
     expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/submit`, { token: as, body: { rubricScores: { [c1.id]: -1, [c2.id]: 1 } } }), 400, 'VALIDATION_ERROR');
-    expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/flag`, { token: as, body: { reason: 'no' } }), 400, 'VALIDATION_ERROR');
+    const short = await t.request('POST', `/api/peer-reviews/${r1.id}/flag`, { token: as, body: { reason: 'no' } });
+    expectError(short, 400, 'VALIDATION_ERROR');
+    // Said once, not by both the length check and the code-point count.
+    expect(short.body.error.details.fields).toEqual([{ field: 'body.reason', message: 'must be 3 to 500 characters after trimming' }]);
     expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/flag`, { token: as, body: { reason: 'x'.repeat(501) } }), 400, 'VALIDATION_ERROR');
     // Characters are code points (spec 8): 501 emoji are too many, 500 are not (below).
     expectError(await t.request('POST', `/api/peer-reviews/${r1.id}/flag`, { token: as, body: { reason: '🚩'.repeat(501) } }), 400, 'VALIDATION_ERROR');
@@ -765,7 +768,8 @@ describe('peer review: reviewer side, the edges', () => {
     expect(row).toMatchObject({ status: 'PENDING', score: null, rubricScores: {}, feedback: null, submittedAt: null });
     const [sub] = await t.db.select().from(submissions).where(eq(submissions.id, review.submissionId));
     expect(sub).toMatchObject({ peerReviewsCompleted: 0, score: null });
-    // An empty map carries no scores to drop.
+    // An empty map carries no scores to drop: a draft and the submit both take it.
+    expect((await t.request('PATCH', `/api/peer-reviews/${review.id}`, { token, body: { rubricScores: {}, feedback: 'Draft' } })).status).toBe(200);
     const ok = await t.request('POST', `/api/peer-reviews/${review.id}/submit`, { token, body: { ...body, rubricScores: {} } });
     expect(ok.status, ok.raw).toBe(200);
     expect(ok.body.data).toMatchObject({ status: 'SUBMITTED', score: 7 });

@@ -116,6 +116,8 @@ describe('every staff write writes its audit row', () => {
 
     await send('PATCH', '/api/settings', admin, { feeGatingEnabled: true, timezone: 'Europe/Paris' });
     await send('PATCH', '/api/settings', admin, { feeGatingEnabled: false, timezone: 'Europe/Paris' });
+    // Sending the values already set changes nothing and writes no row.
+    await send('PATCH', '/api/settings', admin, { feeGatingEnabled: false, timezone: 'Europe/Paris' });
     expect((await rowsFor('inst_demo')).map((r) => [r.action, r.targetType, r.before, r.after])).toEqual([
       ['settings.update', 'institution', { feeGatingEnabled: false, timezone: 'UTC' }, { feeGatingEnabled: true, timezone: 'Europe/Paris' }],
       ['settings.update', 'institution', { feeGatingEnabled: true }, { feeGatingEnabled: false }],

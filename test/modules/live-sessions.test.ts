@@ -362,11 +362,17 @@ describe('attendance', () => {
     );
     expect(marked).toEqual({ sessionId: s.id, updated: 2, final: false, totals: { students: 5, registered: 2, joined: 2, marked: 2, attended: 0, missed: 0 } });
 
-    expectError(
-      await t.request('POST', `/api/live-sessions/${s.id}/attendance`, { token: teacher, body: { records: [{ studentId: stu(23), status: 'PRESENT' }] } }),
-      400,
-      'VALIDATION_ERROR',
-    );
+    const stranger = await t.request('POST', `/api/live-sessions/${s.id}/attendance`, {
+      token: teacher,
+      body: {
+        records: [
+          { studentId: stu(18), status: 'PRESENT' },
+          { studentId: stu(23), status: 'PRESENT' },
+        ],
+      },
+    });
+    expectError(stranger, 400, 'VALIDATION_ERROR');
+    expect(stranger.body.error.details.fields).toEqual([{ field: 'body.records.1.studentId', message: `${stu(23)} is not enrolled` }]);
     expectError(
       await t.request('POST', `/api/live-sessions/${s.id}/attendance`, {
         token: teacher,

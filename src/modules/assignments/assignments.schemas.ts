@@ -229,8 +229,9 @@ export const flagBody = z.strictObject({
   reason: z
     .string()
     .trim()
-    // min for the JSON Schema (a lower bound in UTF-16 units too); the refine counts code points.
-    .min(FLAG_REASON_MIN)
+    // min for the JSON Schema (a lower bound in UTF-16 units too; when it fails, the refine is
+    // not run, so a short reason is reported once); the refine counts code points.
+    .min(FLAG_REASON_MIN, { error: `must be ${FLAG_REASON_MIN} to ${FLAG_REASON_MAX} characters after trimming`, abort: true })
     .refine(charsBetween(FLAG_REASON_MIN, FLAG_REASON_MAX), `must be ${FLAG_REASON_MIN} to ${FLAG_REASON_MAX} characters after trimming`)
     .describe(`${FLAG_REASON_MIN} to ${FLAG_REASON_MAX} characters`),
 });

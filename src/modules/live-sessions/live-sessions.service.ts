@@ -329,7 +329,7 @@ export async function markAttendance(ctx: ServiceContext, id: string, input: Att
     if (unknown.length > 0) {
       throw validationError(
         `${unknown.length} of the students are not enrolled in this course`,
-        unknown.slice(0, 20).map((s) => ({ field: 'records.studentId', message: `${s} is not enrolled` })),
+        unknown.slice(0, 20).map((s) => ({ field: `body.records.${ids.indexOf(s)}.studentId`, message: `${s} is not enrolled` })),
       );
     }
     const now = tx.clock.now().toISOString();

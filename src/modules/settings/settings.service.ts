@@ -35,7 +35,9 @@ export async function patchSettings(ctx: ServiceContext, body: z.infer<typeof in
     const before: Record<string, unknown> = { ...settingsOf(current?.settings), name: current?.name ?? null };
     const after: Record<string, unknown> = { ...before, ...sent, ...(name !== undefined ? { name } : {}) };
     const keys = [...Object.keys(sent), ...(name !== undefined ? ['name'] : [])];
-    await audit(tx, { action: 'settings.update', targetType: 'institution', targetId: tx.institutionId, ...changedFields(before, after, keys) });
+    const diff = changedFields(before, after, keys);
+    // A call that changes nothing writes no audit row (README, Audit log).
+    if (Object.keys(diff.after).length > 0) await audit(tx, { action: 'settings.update', targetType: 'institution', targetId: tx.institutionId, ...diff });
   });
   return readSettings(ctx);
 }
