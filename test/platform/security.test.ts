@@ -100,6 +100,8 @@ describe('wrong method on a known path', () => {
       const res = await t.request('DELETE', url, { token });
       expectError(res, 405, 'METHOD_NOT_ALLOWED');
       expect(res.headers.allow).toBe('GET, HEAD');
+      // The message names the path as the client sent it, /api/v1 included.
+      expect(res.body.error.message).toBe(`Method DELETE is not allowed on ${url}`);
     }
     const seed = await t.request('GET', '/api/dev/seed', { token });
     expectError(seed, 405, 'METHOD_NOT_ALLOWED');
@@ -109,7 +111,9 @@ describe('wrong method on a known path', () => {
     expectError(lesson, 405, 'METHOD_NOT_ALLOWED');
     expect(lesson.headers.allow).toContain('POST');
     expectError(await t.request('GET', '/api/no/such/path', { token }), 404, 'NOT_FOUND');
-    expectError(await t.request('DELETE', '/api/v1/no-such-thing', { token }), 404, 'NOT_FOUND');
+    const unknown = await t.request('DELETE', '/api/v1/no-such-thing?x=1', { token });
+    expectError(unknown, 404, 'NOT_FOUND');
+    expect(unknown.body.error.message).toBe('Route DELETE /api/v1/no-such-thing not found');
     // HEAD of a GET route is served.
     expect((await t.app.inject({ method: 'HEAD', url: '/healthz' })).statusCode).toBe(200);
   });

@@ -142,14 +142,16 @@ export function registerErrorHandling(app: FastifyInstance, opts: ErrorHandlingO
   const allowedMethods = knownMethodsByPath(app);
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0] ?? '/';
+    // Messages name the path the client sent (/api/v1/… before the rewrite to /api/…).
+    const asked = req.originalUrl.split('?')[0] ?? path;
     // A known path asked with a method it does not take: 405 with the methods it does take.
     const allow = allowedMethods(path);
     if (allow.length > 0 && !allow.includes(req.method)) {
       reply.header('allow', allow.join(', '));
-      return sendError(reply, 405, 'METHOD_NOT_ALLOWED', `Method ${req.method} is not allowed on ${path}`, { allow });
+      return sendError(reply, 405, 'METHOD_NOT_ALLOWED', `Method ${req.method} is not allowed on ${asked}`, { allow });
     }
     if (opts.pageFallback?.(req, reply)) return reply;
-    return sendError(reply, 404, 'NOT_FOUND', `Route ${req.method} ${path} not found`);
+    return sendError(reply, 404, 'NOT_FOUND', `Route ${req.method} ${asked} not found`);
   });
 }
 
