@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { deletedSchema, envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
@@ -9,6 +8,7 @@ import {
   categoryListQuery,
   categorySchema,
   courseDetailSchema,
+  archivedCourseSchema,
   courseSchema,
   createCategoryBody,
   createCourseBody,
@@ -103,7 +103,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         description:
           'DELETE archives: the answer is the course, now ARCHIVED, with `deleted: true` (the delete answer of every route, `{id, deleted: true}`, with the record that stays).',
         params: idParams,
-        response: { 200: envelope(courseSchema.extend({ deleted: z.literal(true) })) },
+        response: { 200: envelope(archivedCourseSchema) },
       },
     },
     async (req) => ok({ ...(await svc.archiveCourse(ctx(req), req.params.id)), deleted: true as const }),

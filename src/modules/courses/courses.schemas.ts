@@ -30,6 +30,9 @@ export const courseSchema = z.object({
   updatedAt: ts,
 });
 
+/** DELETE /api/courses/{id}: the course, now ARCHIVED, with the delete answer's `deleted: true`. */
+export const archivedCourseSchema = courseSchema.extend({ deleted: z.literal(true) });
+
 /** Course detail: the course and its reviews' rating. */
 export const courseDetailSchema = courseSchema.extend(ratingFields);
 

@@ -1,9 +1,17 @@
-import { z } from 'zod';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
 import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
-import { bulkEnrollBody, bulkEnrollResultSchema, courseParams, enrollmentSchema, listEnrollmentsQuery, namedEnrollmentSchema, studentParams } from './enrollments.schemas.js';
+import {
+  bulkEnrollBody,
+  bulkEnrollResultSchema,
+  courseParams,
+  droppedEnrollmentSchema,
+  enrollmentSchema,
+  listEnrollmentsQuery,
+  namedEnrollmentSchema,
+  studentParams,
+} from './enrollments.schemas.js';
 import * as svc from './enrollments.service.js';
 
 const routes: ModuleRoutes = async (app, deps) => {
@@ -89,7 +97,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         description:
           'The answer is the enrollment, now DROPPED, with `deleted: true` (the delete answer of every route, `{id, deleted: true}`, with the record that stays). A COMPLETED enrollment is 409.',
         params: studentParams,
-        response: { 200: envelope(enrollmentSchema.extend({ deleted: z.literal(true) })), 409: errorEnvelope },
+        response: { 200: envelope(droppedEnrollmentSchema), 409: errorEnvelope },
       },
     },
     async (req) => ok({ ...(await svc.unenroll(ctx(req), req.params.id, req.params.studentId)), deleted: true as const }),

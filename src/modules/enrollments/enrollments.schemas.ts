@@ -5,6 +5,9 @@ import { enrollmentSchema } from './enrollments.dto.js';
 
 export { enrollmentSchema };
 
+/** DELETE …/enrollments/{studentId}: the enrollment, now DROPPED, with the delete answer's `deleted: true`. */
+export const droppedEnrollmentSchema = enrollmentSchema.extend({ deleted: z.literal(true) });
+
 export const courseParams = z.object({ id: z.string().min(1) });
 export const studentParams = z.object({ id: z.string().min(1), studentId: z.string().min(1) });
 
