@@ -273,6 +273,28 @@ describe('links', () => {
     expectOk(await t.request('PATCH', `/api/courses/${c.id}`, { token: teacher, body: { thumbnailUrl: 'http://cdn.example/t.png' } }));
   });
 
+  it('refuse javascript: and data: as a PDF lesson’s address (content), on create, update and a change of type to PDF', async () => {
+    const c = await createCourse(t, { ownerId: 'u_demo_teacher' });
+    for (const content of ['javascript:alert(1)', 'data:text/html,<script>alert(1)</script>']) {
+      const res = await t.request('POST', `/api/courses/${c.id}/lessons`, { token: teacher, body: { title: 'Worksheet', type: 'PDF', content } });
+      expectError(res, 400, 'VALIDATION_ERROR');
+      expect(failingFields(res)).toEqual(['body.content']);
+    }
+    const pdf = expectOk(
+      await t.request('POST', `/api/courses/${c.id}/lessons`, { token: teacher, body: { title: 'Worksheet', type: 'PDF', content: 'https://cdn.example/w.pdf' } }),
+      201,
+    );
+    expect(failingFields(await t.request('PATCH', `/api/lessons/${pdf.id}`, { token: teacher, body: { content: 'javascript:alert(1)' } }))).toEqual(['body.content']);
+    // A text lesson's content is text, whatever it says; it cannot become a PDF lesson with a script address.
+    const text = expectOk(
+      await t.request('POST', `/api/courses/${c.id}/lessons`, { token: teacher, body: { title: 'Notes', type: 'TEXT', content: 'javascript:void(0) is how links were written' } }),
+      201,
+    );
+    expect(failingFields(await t.request('PATCH', `/api/lessons/${text.id}`, { token: teacher, body: { type: 'PDF' } }))).toEqual(['body.content']);
+    // Plain words are not an address and stay the author's business.
+    expectOk(await t.request('POST', `/api/courses/${c.id}/lessons`, { token: teacher, body: { title: 'Handout', type: 'PDF', content: 'handed out in class' } }), 201);
+  });
+
   it('accept http only outside production', () => {
     expect(() => assertWebLinks({ NODE_ENV: 'production' }, { thumbnailUrl: 'http://cdn.example/t.png' })).toThrow(/web addresses/);
     expect(() => assertWebLinks({ NODE_ENV: 'production' }, { thumbnailUrl: 'https://cdn.example/t.png' })).not.toThrow();

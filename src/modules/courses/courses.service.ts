@@ -18,7 +18,7 @@ import { copyQuizzes } from '../quizzes/quizzes.copy.js';
 import { audit, changes, snapshot } from '../audit/audit.js';
 import { ratingOf } from '../reviews/reviews.summary.js';
 import { categories, courseModules, courses, lessons, type Category, type Course, type CourseModule, type Lesson } from './courses.tables.js';
-import { assertWebLinks, learnerBlocks } from './lesson-content.js';
+import { assertPdfContent, assertWebLinks, learnerBlocks } from './lesson-content.js';
 import type {
   createCategoryBody,
   createCourseBody,
@@ -420,6 +420,7 @@ export async function createLesson(ctx: ServiceContext, courseId: string, body: 
   const course = await requireAccess(ctx, 'course.author', courseId);
   assertUniqueBlockIds(body.blocks);
   assertWebLinks(ctx.config, { videoUrl: body.videoUrl }, body.blocks);
+  assertPdfContent(ctx.config, body.type, body.content);
   await assertModuleOfCourse(ctx, course.id, body.moduleId);
   const now = ctx.clock.now();
   return withTx(ctx, async (tx) => {
@@ -464,6 +465,8 @@ export async function updateLesson(ctx: ServiceContext, lessonId: string, body: 
   const { lesson } = await requireAccess(ctx, 'lesson.author', lessonId);
   assertUniqueBlockIds(body.blocks);
   assertWebLinks(ctx.config, { videoUrl: body.videoUrl }, body.blocks);
+  // The address as it will be: the content sent, or the one kept when only the type changes to PDF.
+  assertPdfContent(ctx.config, body.type ?? lesson.type, body.content !== undefined ? body.content : body.type !== undefined ? lesson.content : undefined);
   if (body.moduleId !== undefined) await assertModuleOfCourse(ctx, lesson.courseId, body.moduleId);
   const { unlockAt, ...rest } = body;
   const patch = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));

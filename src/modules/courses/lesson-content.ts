@@ -28,6 +28,16 @@ export const learnerBlocks = (blocks: LessonBlock[]): LessonBlock[] => blocks.ma
 const LINK_FIELD = /(url|href|src)$/i;
 
 /**
+ * A PDF lesson's `content` is the document's address, which clients load in a frame or link to.
+ * Text that is not a URL is left alone (it is the author's business); a URL must be a web
+ * address as in `assertWebLinks`, so `javascript:` and `data:` never reach a client.
+ */
+export function assertPdfContent(config: Pick<Config, 'NODE_ENV'>, type: string, content: string | null | undefined) {
+  if (type !== 'PDF' || typeof content !== 'string' || !URL.canParse(content.trim())) return;
+  assertWebLinks(config, { content: content.trim() });
+}
+
+/**
  * Links a client loads or follows must be web addresses: `https:` always, `http:` outside
  * production. `javascript:`, `data:` and anything else are refused (the schemas already refuse
  * what is not http or https; this adds the production rule and covers block fields).
