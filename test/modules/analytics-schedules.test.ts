@@ -84,10 +84,11 @@ describe('schedules', () => {
     const lower = expectOk(
       await t.request('PATCH', `/api/analytics/reports/schedules/${created.id}`, {
         token: teacher,
-        body: { cadence: 'weekly', dayOfWeek: 'friday', dayOfMonth: null, format: 'csv' },
+        body: { cadence: 'weekly', dayOfWeek: 'friday', dayOfMonth: null, format: 'csv', timezone: 'europe/berlin' },
       }),
     );
-    expect(lower).toMatchObject({ cadence: 'WEEKLY', dayOfWeek: 'FRIDAY', dayOfMonth: null, format: 'CSV', nextRunAt: '2026-03-06T16:30:00.000Z' });
+    // The zone too is kept in its own spelling.
+    expect(lower).toMatchObject({ cadence: 'WEEKLY', dayOfWeek: 'FRIDAY', dayOfMonth: null, format: 'CSV', timezone: 'Europe/Berlin', nextRunAt: '2026-03-06T16:30:00.000Z' });
     expect(failingFields(await t.request('PATCH', `/api/analytics/reports/schedules/${created.id}`, { token: teacher, body: { cadence: 'Weekly' } }))).toEqual(['body.cadence']);
     expect(expectOk(await t.request('GET', `/api/analytics/reports/${report.id}/schedules`, { token: teacher })).map((s: { id: string }) => s.id)).toEqual([created.id]);
     expectOk(await t.request('DELETE', `/api/analytics/reports/schedules/${created.id}`, { token: teacher }));

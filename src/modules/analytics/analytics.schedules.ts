@@ -19,7 +19,7 @@ import { tenantSegment } from '../../platform/storage/keys.js';
 import { requireAccess } from '../access/access.service.js';
 import { audit, changes, snapshot } from '../audit/audit.js';
 import { getSettings } from '../institutions/institutions.service.js';
-import { isTimeZone } from '../notifications/notifications.digest-times.js';
+import { canonicalTimeZone, isTimeZone } from '../notifications/notifications.digest-times.js';
 import { notify } from '../notifications/notify.js';
 import { nextRunAfter, WEEKDAY_NAMES, type WeekdayName } from './analytics.cadence.js';
 import { EXTENSIONS } from './analytics.export.js';
@@ -102,7 +102,8 @@ export async function listSchedules(ctx: ServiceContext, reportId: string) {
 /** POST /api/analytics/reports/{id}/schedules: the report's owner or ADMIN; recipients are staff of the institution. */
 export async function createSchedule(ctx: ServiceContext, reportId: string, body: CreateSchedule) {
   const report = await requireAccess(ctx, 'report.edit', reportId);
-  const timezone = body.timezone ?? (await getSettings(ctx.db, ctx.institutionId)).timezone;
+  // Kept in the zone's own spelling (europe/berlin → Europe/Berlin), as settings and digest times are.
+  const timezone = canonicalTimeZone(body.timezone ?? (await getSettings(ctx.db, ctx.institutionId)).timezone);
   const days = cadenceOf({ cadence: body.cadence, dayOfWeek: body.dayOfWeek ?? null, dayOfMonth: body.dayOfMonth ?? null, timezone });
   const recipients = await staffRecipients(ctx, body.recipients, 'body.recipients');
   const row = await withTx(ctx, async (tx) => {
@@ -138,7 +139,7 @@ export async function updateSchedule(ctx: ServiceContext, id: string, body: Upda
     timeOfDay: body.time ?? schedule.timeOfDay,
     dayOfWeek: body.dayOfWeek !== undefined ? body.dayOfWeek : weekdayName(schedule.dayOfWeek),
     dayOfMonth: body.dayOfMonth !== undefined ? body.dayOfMonth : schedule.dayOfMonth,
-    timezone: body.timezone ?? schedule.timezone,
+    timezone: canonicalTimeZone(body.timezone ?? schedule.timezone),
   };
   const days = cadenceOf(merged);
   const recipients = body.recipients ? await staffRecipients(ctx, body.recipients, 'body.recipients') : schedule.recipients;
