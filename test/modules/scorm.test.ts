@@ -953,6 +953,23 @@ describe('the launch page and its run-time API adapter', () => {
     expect(real.attempts[0]).toMatchObject({ successStatus: 'passed', lmsValues: { 'cmi.core.lesson_status': 'passed' } });
   });
 
+  it('browse mode (a manager previewing): Commit and Finish succeed and nothing is sent, so a package does not report a failed save', async () => {
+    const { lesson } = await scormCourse();
+    await upload(teacher, lesson.id, await scorm12Package());
+    const res = await t.app.inject({ method: 'GET', url: `/api/scorm/${lesson.id}/player`, headers: { authorization: `Bearer ${admin}` } });
+    expect(res.statusCode).toBe(200);
+    const { window, sent } = runAdapter(res.body, () => ({ status: 403, json: { data: null, error: { code: 'ENROLLMENT_REQUIRED', message: 'x' } } }));
+    const api = window.API;
+    expect(api.LMSInitialize('')).toBe('true');
+    expect(api.LMSGetValue('cmi.core.lesson_mode')).toBe('browse');
+    expect(api.LMSSetValue('cmi.core.lesson_status', 'completed')).toBe('true');
+    expect(api.LMSCommit('')).toBe('true');
+    expect(api.LMSGetLastError()).toBe('0');
+    expect(api.LMSFinish('')).toBe('true');
+    expect(sent).toEqual([]);
+    expect(await t.db.select().from(scormAttempts).where(eq(scormAttempts.lessonId, lesson.id))).toEqual([]);
+  });
+
   it('SCORM 2004: window.API_1484_11 with its error codes; a refused value fails Commit with the server’s code and the rest is sent again', async () => {
     const { lesson } = await scormCourse();
     await upload(teacher, lesson.id, await scorm2004Package());

@@ -16,6 +16,8 @@ export interface RuntimeConfig {
   scoId: string;
   attemptId: string | null;
   cmi: Record<string, string>;
+  /** false in browse mode (a manager previewing without an enrollment): Commit and Terminate succeed and send nothing. */
+  tracked: boolean;
 }
 
 /** The adapter: `(function (window, config) {…})`, called by the launch page with the launch's config. */
@@ -60,6 +62,12 @@ export const RUNTIME_JS = String.raw`(function (window, config) {
   }
 
   function send(terminate, keepalive) {
+    // Browse mode is untracked: the preview's writes stay in the page and Commit succeeds.
+    if (!config.tracked) {
+      pending = {};
+      order = [];
+      return true;
+    }
     if (order.length === 0 && !terminate) return true;
     var body = { scoId: config.scoId, values: {}, terminate: !!terminate };
     if (attemptId) body.attemptId = attemptId;

@@ -529,7 +529,7 @@ export async function player(ctx: ServiceContext, lessonId: string, scoRef?: str
   return playerHtml({
     title: l.sco.title === l.title ? l.title : `${l.title}: ${l.sco.title}`,
     scoUrl: scoPath,
-    runtime: { version: l.version, trackUrl: trackPath, scoId: l.sco.id, attemptId: l.attempt?.id ?? null, cmi: l.cmi },
+    runtime: { version: l.version, trackUrl: trackPath, scoId: l.sco.id, attemptId: l.attempt?.id ?? null, cmi: l.cmi, tracked: l.state.mode === 'normal' },
   });
 }
 
