@@ -181,6 +181,11 @@ describe('list', () => {
     expect(live.map((s: { id: string }) => s.id)).toEqual([s2.id]);
     const range = expectOk(await t.request('GET', '/api/live-sessions', { token: teacher, query: { courseId: a.id, from: '2026-04-02T00:00:00Z', to: '2026-04-03T10:00:00Z' } }));
     expect(range.map((s: { id: string }) => s.id)).toEqual([s2.id]);
+    // Bare dates are whole days (UTC), as on the audit log: 2 to 3 April takes both days' sessions.
+    const days = expectOk(await t.request('GET', '/api/live-sessions', { token: teacher, query: { courseId: a.id, from: '2026-04-02', to: '2026-04-03' } }));
+    expect(days.map((s: { id: string }) => s.id)).toEqual([s2.id, s3.id]);
+    expect(failingFields(await t.request('GET', '/api/live-sessions', { token: teacher, query: { from: '2026-04-03T12:00:00Z', to: '2026-04-03' } }))).toEqual([]);
+    expect(failingFields(await t.request('GET', '/api/live-sessions', { token: teacher, query: { from: '2026-04-04', to: '2026-04-03' } }))).toEqual(['querystring.from']);
     const page2 = await t.request('GET', '/api/live-sessions', { token: teacher, query: { courseId: a.id, perPage: 2, page: 2 } });
     expect(expectOk(page2).map((s: { id: string }) => s.id)).toEqual([s3.id]);
     expect(page2.body.meta).toEqual({ total: 3, page: 2, perPage: 2, totalPages: 2 });

@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import { paginationFields } from '../../platform/http/pagination.js';
-
-/** A timestamp, or a whole day (`YYYY-MM-DD`, UTC). */
-const timeOrDay = z.union([z.string().datetime({ offset: true }), z.string().date()]).describe('ISO 8601 timestamp, or a date for a whole day (UTC)');
+import { rangeInOrder, timeOrDay } from '../../platform/http/time-range.js';
 const name = z.string().trim().min(1).max(200);
 
 export const auditQuery = z
@@ -30,8 +28,7 @@ export const auditQuery = z
   .refine(
     (q) => {
       const { from, to } = auditRange(q);
-      // A bare `to` date reaches to that day's end: a time within that day is before it.
-      return !from || !to || Date.parse(from) <= Date.parse(to) || Date.parse(from) < endOf(to).getTime();
+      return rangeInOrder(from, to);
     },
     { message: 'from must not be after to', path: ['from'] },
   );
@@ -39,10 +36,6 @@ export type AuditQuery = z.infer<typeof auditQuery>;
 
 /** The range asked for, under either name (`from`/`to` win). */
 export const auditRange = (q: { from?: string; to?: string; startDate?: string; endDate?: string }) => ({ from: q.from ?? q.startDate, to: q.to ?? q.endDate });
-
-const DAY_MS = 24 * 3600 * 1000;
-/** The exclusive end of a `to` filter: the time itself, or for a bare date the next day's start (UTC). */
-export const endOf = (to: string) => new Date(Date.parse(to) + (/^\d{4}-\d{2}-\d{2}$/.test(to) ? DAY_MS : 0));
 
 export const auditRowSchema = z.object({
   id: z.string(),

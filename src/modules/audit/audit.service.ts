@@ -6,7 +6,8 @@ import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js'
 import { escapeLike } from '../../platform/db/like.js';
 import { requireAccess } from '../access/access.service.js';
 import { auditLog, type AuditRow } from './audit.tables.js';
-import { auditRange, endOf, type AuditQuery } from './audit.schemas.js';
+import { endOf } from '../../platform/http/time-range.js';
+import { auditRange, type AuditQuery } from './audit.schemas.js';
 
 export const toAuditDto = (r: AuditRow) => ({
   id: r.id,

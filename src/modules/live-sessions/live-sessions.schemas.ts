@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { envelopeWithMeta } from '../../platform/http/envelope.js';
 import { paginationFields } from '../../platform/http/pagination.js';
+import { rangeInOrder, timeOrDay } from '../../platform/http/time-range.js';
 import { ATTENDANCE_MARKS, LIVE_SESSION_STATUSES, RECORDING_STATUSES } from './live-sessions.tables.js';
 
 const isoDateTime = z.string().datetime({ offset: true }).describe('ISO 8601 timestamp');
@@ -33,11 +34,11 @@ export const listSessionsQuery = z
   .object({
     courseId: id.optional(),
     status: z.enum(LIVE_SESSION_STATUSES).optional(),
-    from: isoDateTime.optional().describe('sessions scheduled at or after this time'),
-    to: isoDateTime.optional().describe('sessions scheduled before this time'),
+    from: timeOrDay.optional().describe('sessions scheduled at or after this time (a date: from the start of that day, UTC)'),
+    to: timeOrDay.optional().describe('sessions scheduled before this time (a date: up to the end of that day, UTC)'),
     ...paginationFields,
   })
-  .refine((q) => !q.from || !q.to || Date.parse(q.from) <= Date.parse(q.to), { message: 'from must not be after to', path: ['from'] });
+  .refine((q) => rangeInOrder(q.from, q.to), { message: 'from must not be after to', path: ['from'] });
 export type ListSessionsQuery = z.infer<typeof listSessionsQuery>;
 
 /** A live session with the recording fields of spec 2.7. */

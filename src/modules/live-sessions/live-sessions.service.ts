@@ -5,6 +5,7 @@ import { byId, inTenant, inTenantAs } from '../../platform/db/tenancy.js';
 import { iso } from '../../platform/dto.js';
 import { conflict, validationError } from '../../platform/http/errors.js';
 import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
+import { endOf } from '../../platform/http/time-range.js';
 import { newId } from '../../platform/ids.js';
 import { requireAccess, visibleLiveSessions } from '../access/access.service.js';
 import { enrollments } from '../enrollments/enrollments.tables.js';
@@ -99,7 +100,7 @@ export async function listSessions(ctx: ServiceContext, query: ListSessionsQuery
     query.courseId ? eq(liveSessions.courseId, query.courseId) : undefined,
     query.status ? eq(liveSessions.status, query.status) : undefined,
     query.from ? gte(liveSessions.scheduledAt, new Date(query.from)) : undefined,
-    query.to ? lt(liveSessions.scheduledAt, new Date(query.to)) : undefined,
+    query.to ? lt(liveSessions.scheduledAt, endOf(query.to)) : undefined,
   );
   const [rows, [total]] = await Promise.all([
     ctx.db.select().from(liveSessions).where(where).orderBy(asc(liveSessions.scheduledAt), asc(liveSessions.id)).limit(page.perPage).offset(pageOffset(page)),
