@@ -122,6 +122,15 @@ describe('pagination', () => {
     expect(b.body.meta.perPage).toBe(7);
   });
 
+  it('takes an empty value (a form field left blank) as absent: the defaults apply', async () => {
+    const res = await t.request('GET', '/api/test/items?page=&perPage=&limit=', { token: student });
+    expect(res.status).toBe(200);
+    expect(res.body.meta).toEqual({ total: 250, page: 1, perPage: 20, totalPages: 13 });
+    // The lists with pagination fields of their own too (the notifications default is 25).
+    const notes = await t.request('GET', '/api/notifications?page=&limit=', { token: student });
+    expect(notes.status, notes.raw).toBe(200);
+  });
+
   it('refuses a page size over 100, page 0 and non-numbers', async () => {
     for (const q of ['perPage=101', 'limit=101', 'page=0', 'page=abc', 'perPage=0']) {
       const res = await t.request('GET', `/api/test/items?${q}`, { token: student });

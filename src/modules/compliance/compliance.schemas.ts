@@ -1,11 +1,9 @@
 import { z } from 'zod';
-import { MAX_PAGE_SIZE } from '../../platform/http/pagination.js';
+import { paginationFields } from '../../platform/http/pagination.js';
 import { ASSIGNABLE_ROLES, COMPLIANCE_STATUSES } from './compliance.tables.js';
 
 const page = {
-  page: z.coerce.number().int().min(1).default(1),
-  perPage: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
+  ...paginationFields,
 };
 const ids = z.array(z.string().min(1).max(200)).max(200).default([]);
 

@@ -1,11 +1,9 @@
 import { z } from 'zod';
-import { MAX_PAGE_SIZE } from '../../platform/http/pagination.js';
+import { paginationFields } from '../../platform/http/pagination.js';
 
 export const leaderboardQuery = z.object({
   period: z.enum(['all', 'month', 'week']).default('all').describe('all time, this calendar month or this ISO week (institution time zone)'),
-  page: z.coerce.number().int().min(1).default(1),
-  perPage: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
+  ...paginationFields,
 });
 
 export const leaderboardRow = z.object({ rank: z.number().int(), studentId: z.string(), name: z.string(), points: z.number().int(), isMe: z.boolean() });

@@ -1,13 +1,11 @@
 import { z } from 'zod';
-import { MAX_PAGE_SIZE } from '../../platform/http/pagination.js';
+import { paginationFields } from '../../platform/http/pagination.js';
 import { PATH_STATUSES } from './learning-paths.tables.js';
 
 export const idParams = z.object({ id: z.string().min(1).max(200) });
 
 export const listPathsQuery = z.object({
-  page: z.coerce.number().int().min(1).default(1),
-  perPage: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
+  ...paginationFields,
   status: z.enum(PATH_STATUSES).optional().describe('narrows the list; learners see PUBLISHED paths and paths they are on'),
 });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { envelopeWithMeta } from '../../platform/http/envelope.js';
-import { MAX_PAGE_SIZE } from '../../platform/http/pagination.js';
+import { pageNumber, pageSize } from '../../platform/http/pagination.js';
 import { ROLES } from '../../platform/auth/tokens.js';
 import { CATEGORIES, CHANNELS, FREQUENCIES } from './notifications.definitions.js';
 import { HH_MM, isTimeZone } from './notifications.digest-times.js';
@@ -19,9 +19,9 @@ const queryBoolean = z
   .default(false);
 
 export const listNotificationsQuery = z.object({
-  page: z.coerce.number().int().min(1).default(1).describe('1-indexed page number'),
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe(`page size, default ${NOTIFICATIONS_PAGE_DEFAULT}, max 100`),
-  perPage: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('alias of limit'),
+  page: pageNumber.describe('1-indexed page number'),
+  limit: pageSize.describe(`page size, default ${NOTIFICATIONS_PAGE_DEFAULT}, max 100`),
+  perPage: pageSize.describe('alias of limit'),
   unreadOnly: queryBoolean.describe('only unread notifications; empty is false'),
   category: z
     .string()

@@ -4,11 +4,19 @@ import type { PageMeta } from './envelope.js';
 /** Spec 4.1: `page` (1-indexed) and a page size as `perPage` or `limit`, at most 100. */
 export const MAX_PAGE_SIZE = 100;
 
+/** An empty query value (`?limit=`, as a form sends a field left blank) counts as absent: the default applies. */
+const blankIsAbsent = (v: unknown) => (v === '' ? undefined : v);
+
+/** `page`: 1-indexed, default 1. */
+export const pageNumber = z.preprocess(blankIsAbsent, z.coerce.number().int().min(1).default(1));
+/** A page size (`perPage` or `limit`): 1 to 100, optional (each list has its own default). */
+export const pageSize = z.preprocess(blankIsAbsent, z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional());
+
 /** Query fields to spread into a route's querystring schema. */
 export const paginationFields = {
-  page: z.coerce.number().int().min(1).default(1).describe('1-indexed page number'),
-  perPage: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('page size (max 100)'),
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('alias of perPage'),
+  page: pageNumber.describe('1-indexed page number'),
+  perPage: pageSize.describe('page size (max 100)'),
+  limit: pageSize.describe('alias of perPage'),
 };
 
 export interface Page {
