@@ -19,7 +19,7 @@ import { tenantSegment } from '../../platform/storage/keys.js';
 import { requireAccess } from '../access/access.service.js';
 import { audit, changes, snapshot } from '../audit/audit.js';
 import { getSettings } from '../institutions/institutions.service.js';
-import { canonicalTimeZone, isTimeZone } from '../notifications/notifications.digest-times.js';
+import { canonicalTimeZone, isTimeZone } from '../../platform/time-zone.js';
 import { notify } from '../notifications/notify.js';
 import { nextRunAfter, WEEKDAY_NAMES, type WeekdayName } from './analytics.cadence.js';
 import { EXTENSIONS } from './analytics.export.js';

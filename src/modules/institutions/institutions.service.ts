@@ -5,23 +5,14 @@ import type { CrmClient } from '../../platform/crm/types.js';
 import type { Db, DbOrTx } from '../../platform/db/client.js';
 import { AppError } from '../../platform/http/errors.js';
 import { institutions } from './institutions.tables.js';
+import { canonicalTimeZone, isTimeZone } from '../../platform/time-zone.js';
 
 /** Validators of each institution setting (stored as jsonb, validated on write). */
 const settingFields = {
   /** When on, self-enrollment and opening lesson content check the CRM fee status. */
   feeGatingEnabled: z.boolean(),
-  timezone: z
-    .string()
-    .refine((tz) => {
-      try {
-        new Intl.DateTimeFormat('en', { timeZone: tz });
-        return true;
-      } catch {
-        return false;
-      }
-    }, 'must be an IANA time zone name')
-    // Intl accepts any letter case; the setting is kept and shown in the zone's own spelling (europe/berlin → Europe/Berlin).
-    .transform((tz) => new Intl.DateTimeFormat('en', { timeZone: tz }).resolvedOptions().timeZone),
+  // Intl accepts any letter case; the setting is kept and shown in the zone's own spelling (europe/berlin → Europe/Berlin).
+  timezone: z.string().refine(isTimeZone, 'must be an IANA time zone name').transform(canonicalTimeZone),
   locale: z.string().regex(/^[a-z]{2,3}(-[A-Z]{2})?$/, 'must be a locale like en or en-GB'),
   allowSelfEnrollment: z.boolean(),
   certificateValidityMonths: z.number().int().min(1).max(600).nullable(),

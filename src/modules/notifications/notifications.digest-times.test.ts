@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isTimeZone, nextDigestAt, type DigestTimes } from './notifications.digest-times.js';
+import { isTimeZone } from '../../platform/time-zone.js';
+import { nextDigestAt, type DigestTimes } from './notifications.digest-times.js';
 
 const times = (over: Partial<DigestTimes> = {}): DigestTimes => ({ dailyTime: '08:00', weeklyDay: 'MONDAY', weeklyTime: '08:00', timezone: 'UTC', ...over });
 const at = (iso: string) => new Date(iso);

@@ -3,7 +3,8 @@ import { envelopeWithMeta } from '../../platform/http/envelope.js';
 import { pageNumber, pageSize } from '../../platform/http/pagination.js';
 import { ROLES } from '../../platform/auth/tokens.js';
 import { CATEGORIES, CHANNELS, FREQUENCIES } from './notifications.definitions.js';
-import { HH_MM, isTimeZone } from './notifications.digest-times.js';
+import { isTimeZone } from '../../platform/time-zone.js';
+import { HH_MM } from './notifications.digest-times.js';
 import { PUSH_PLATFORMS, WEEKDAYS } from './notifications.tables.js';
 
 /** Spec 8: notifications list default 25, at most 100. */

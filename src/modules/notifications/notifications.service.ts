@@ -9,7 +9,8 @@ import { newId } from '../../platform/ids.js';
 import { pageMeta } from '../../platform/http/pagination.js';
 import { enqueueMany } from '../../platform/queue/queue.js';
 import { CATEGORIES, definitionOf, definitionsFor, preferenceKeyOf, type NotificationDefinition } from './notifications.definitions.js';
-import { canonicalTimeZone, digestKindOf, nextDigestAt } from './notifications.digest-times.js';
+import { canonicalTimeZone } from '../../platform/time-zone.js';
+import { digestKindOf, nextDigestAt } from './notifications.digest-times.js';
 import { notificationDevices, notificationDigestSettings, notificationPreferences, notifications, type NotificationRow } from './notifications.tables.js';
 import {
   MOBILE_PROVIDERS,
