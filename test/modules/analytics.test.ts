@@ -14,6 +14,7 @@ import { newId } from '../../src/platform/ids.js';
 import { auditLog } from '../../src/modules/audit/audit.tables.js';
 import { certificates } from '../../src/modules/certificates/certificates.tables.js';
 import { complianceRecords, complianceTrainings } from '../../src/modules/compliance/compliance.tables.js';
+import { liveSessionParticipants, liveSessions } from '../../src/modules/live-sessions/live-sessions.tables.js';
 import { ENTITIES } from '../../src/modules/analytics/analytics.registry.js';
 import { withStatementTimeout } from '../../src/modules/analytics/analytics.query.js';
 import { DEMO_ADMIN_ID, DEMO_TEACHER2_ID, DEMO_TEACHER_ID, NORTH_ADMIN_ID, NORTH_STUDENT_ID, NORTH_TEACHER_ID } from '../../src/dev/crm-sim/fixtures.js';
@@ -296,6 +297,18 @@ describe('running reports', () => {
     const attendance = expectOk(await run(teacher, { definition: { entity: 'liveAttendance', columns: ['personId', 'joinCount', 'attended', 'session.status'] } }));
     // The session is LIVE: nobody has attended (or missed) it yet.
     expect(attendance.rows).toEqual([{ personId: a.studentId, joinCount: 1, attended: false, 'session.status': 'LIVE' }]);
+    // Once it is COMPLETED, the same rule as the roster's: joined and unmarked is attended, a mark decides.
+    const attendedRows = async () => expectOk(await run(teacher, { definition: { entity: 'liveAttendance', columns: ['attended'] } })).rows.map((r: any) => r.attended);
+    const participant = and(eq(liveSessionParticipants.sessionId, a.liveSessionId), eq(liveSessionParticipants.personId, a.studentId));
+    await t.db.update(liveSessions).set({ status: 'COMPLETED' }).where(eq(liveSessions.id, a.liveSessionId));
+    try {
+      expect(await attendedRows()).toEqual([true]);
+      await t.db.update(liveSessionParticipants).set({ mark: 'ABSENT' }).where(participant);
+      expect(await attendedRows()).toEqual([false]);
+    } finally {
+      await t.db.update(liveSessionParticipants).set({ mark: null }).where(participant);
+      await t.db.update(liveSessions).set({ status: 'LIVE' }).where(eq(liveSessions.id, a.liveSessionId));
+    }
   });
 });
 

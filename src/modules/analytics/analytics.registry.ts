@@ -17,6 +17,7 @@ import { ATTEMPT_STATUSES, quizAttempts } from '../quizzes/quizzes.tables.js';
 import { SUBMISSION_STATUSES, submissions } from '../assignments/assignments.tables.js';
 import { certificates } from '../certificates/certificates.tables.js';
 import { ATTENDANCE_MARKS, LIVE_SESSION_STATUSES, liveSessionParticipants, liveSessions } from '../live-sessions/live-sessions.tables.js';
+import { attendedBy } from '../live-sessions/live-sessions.attendance-rule.js';
 import { lessonNotes } from '../notes/notes.tables.js';
 import { complianceRecords, complianceTrainings } from '../compliance/compliance.tables.js';
 import { complianceStatusSql } from '../compliance/compliance.status.js';
@@ -199,8 +200,7 @@ const lessonJoin = (fk: AnyPgColumn, childInstitution: AnyPgColumn): JoinDef => 
 // ── entities ───────────────────────────────────────────────────────────────────
 
 /** Attended a live session: it is COMPLETED, and the person was marked PRESENT or, unmarked, joined. */
-const attendedExpr = () =>
-  sql`(${liveSessions.status} = 'COMPLETED' and (${liveSessionParticipants.mark} = 'PRESENT' or (${liveSessionParticipants.mark} is null and ${liveSessionParticipants.joinCount} > 0)))`;
+const attendedExpr = () => sql`(${liveSessions.status} = 'COMPLETED' and ${attendedBy(liveSessionParticipants)})`;
 
 /** The compliance record's status as the compliance module derives it (WAIVED, COMPLETED, OVERDUE, ASSIGNED). */
 const complianceColumns = {
