@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { optionalFilter } from '../../platform/http/query-filters.js';
 import { pageMetaSchema } from '../../platform/http/envelope.js';
 import { MAX_PAGE_SIZE, paginationFields } from '../../platform/http/pagination.js';
 import { AGGREGATES, GRANULARITIES, OPERATORS, reportDefinitionSchema } from './analytics.definition.js';
@@ -115,8 +116,8 @@ export type UpdateReport = z.infer<typeof updateReportBody>;
 
 export const listReportsQuery = z.object({
   ...paginationFields,
-  visibility: z.enum(REPORT_VISIBILITIES).optional(),
-  mine: z.enum(['true', 'false']).optional().describe('true: only the caller’s own reports'),
+  visibility: optionalFilter(z.enum(REPORT_VISIBILITIES)),
+  mine: optionalFilter(z.enum(['true', 'false'])).describe('true: only the caller’s own reports'),
 });
 
 export const reportSchema = z.object({
@@ -240,8 +241,8 @@ export const alertSchema = z.object({
 const dayParam = z.iso.date().describe('YYYY-MM-DD');
 
 export const courseAnalyticsQuery = z.object({
-  from: dayParam.optional().describe('first day of the time series (default: 29 days before to)'),
-  to: dayParam.optional().describe("last day of the time series (default: today in the institution's zone)"),
+  from: optionalFilter(dayParam).describe('first day of the time series (default: 29 days before to)'),
+  to: optionalFilter(dayParam).describe("last day of the time series (default: today in the institution's zone)"),
 });
 
 export const courseAnalyticsSchema = z.object({
@@ -285,10 +286,10 @@ export const courseAnalyticsSchema = z.object({
 });
 
 export const revenueQuery = z.object({
-  period: z.enum(['day', 'week', 'month']).optional().describe('bucket (default month), in the institution zone'),
-  from: dayParam.optional().describe('first day (default: the start of the 12th period back)'),
-  to: dayParam.optional().describe('last day (default: today)'),
-  includeFees: z.enum(['true', 'false']).optional().describe('true: also read each enrolled student’s fee status from the CRM (at most 500 students)'),
+  period: optionalFilter(z.enum(['day', 'week', 'month'])).describe('bucket (default month), in the institution zone'),
+  from: optionalFilter(dayParam).describe('first day (default: the start of the 12th period back)'),
+  to: optionalFilter(dayParam).describe('last day (default: today)'),
+  includeFees: optionalFilter(z.enum(['true', 'false'])).describe('true: also read each enrolled student’s fee status from the CRM (at most 500 students)'),
 });
 
 const feeStatusCounts = z.object({ PAID: z.number().int(), PARTIAL: z.number().int(), OVERDUE: z.number().int(), UNKNOWN: z.number().int() });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { charsBetween } from '../../platform/text.js';
 import { envelopeWithMeta } from '../../platform/http/envelope.js';
-import { MAX_PAGE_SIZE } from '../../platform/http/pagination.js';
+import { paginationFields } from '../../platform/http/pagination.js';
 import { PEER_REVIEW_STATUSES, SUBMISSION_STATUSES } from './assignments.tables.js';
 
 /** Spec 8: flag reason 3 to 500 characters; queue preview the first 240 characters. */
@@ -17,12 +17,7 @@ const points = z.number().finite().min(0).max(1_000_000);
 
 export const idParams = z.object({ id: z.string().min(1).max(200) });
 
-const pageQuery = {
-  page: z.coerce.number().int().min(1).default(1),
-  perPage: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
-};
-export const pageOnlyQuery = z.object(pageQuery);
+export const pageOnlyQuery = z.object(paginationFields);
 
 // ── assignment ───────────────────────────────────────────────────────────────
 
@@ -158,7 +153,7 @@ export const queueQuery = z.object({
     })
     .pipe(z.array(z.enum(PEER_REVIEW_STATUSES)).min(1))
     .describe('comma-separated list of PENDING, SUBMITTED, FLAGGED (the parameter may also repeat); empty items are skipped; default (also when empty) PENDING'),
-  ...pageQuery,
+  ...paginationFields,
 });
 
 const assignmentRef = z.object({ id: z.string(), title: z.string(), maxScore: z.number(), dueDate: z.string(), courseId: z.string(), courseTitle: z.string() });

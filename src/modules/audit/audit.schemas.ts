@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { optionalFilter } from '../../platform/http/query-filters.js';
 import { paginationFields } from '../../platform/http/pagination.js';
 import { rangeInOrder, timeOrDay } from '../../platform/http/time-range.js';
 const name = z.string().trim().min(1).max(200);
@@ -6,24 +7,24 @@ const name = z.string().trim().min(1).max(200);
 export const auditQuery = z
   .object({
     ...paginationFields,
-    actorId: name.optional().describe("the actor's person id"),
-    action: z
-      .string()
-      .trim()
-      .min(1)
-      .max(100)
-      .regex(/^[a-z_]+(\.[a-z_]+)*$/, 'an action such as course.update')
-      .optional()
-      .describe('an exact action (`course.update`) or a target type (`course`) for all its actions'),
-    targetType: name.optional(),
-    targetId: name.optional(),
-    from: timeOrDay.optional().describe('rows written at or after this time (a date: from the start of that day, UTC)'),
-    to: timeOrDay.optional().describe('rows written before this time (a date: up to the end of that day, UTC)'),
+    actorId: optionalFilter(name).describe("the actor's person id"),
+    action: optionalFilter(
+      z
+        .string()
+        .trim()
+        .min(1)
+        .max(100)
+        .regex(/^[a-z_]+(\.[a-z_]+)*$/, 'an action such as course.update'),
+    ).describe('an exact action (`course.update`) or a target type (`course`) for all its actions'),
+    targetType: optionalFilter(name),
+    targetId: optionalFilter(name),
+    from: optionalFilter(timeOrDay).describe('rows written at or after this time (a date: from the start of that day, UTC)'),
+    to: optionalFilter(timeOrDay).describe('rows written before this time (a date: up to the end of that day, UTC)'),
     // Issue 14 says "by actor, target and date range": those words work too.
-    actor: name.optional().describe('the same as actorId'),
-    target: name.optional().describe('the same as targetId'),
-    startDate: timeOrDay.optional().describe('the same as from'),
-    endDate: timeOrDay.optional().describe('the same as to'),
+    actor: optionalFilter(name).describe('the same as actorId'),
+    target: optionalFilter(name).describe('the same as targetId'),
+    startDate: optionalFilter(timeOrDay).describe('the same as from'),
+    endDate: optionalFilter(timeOrDay).describe('the same as to'),
   })
   .refine(
     (q) => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { optionalFilter } from '../../platform/http/query-filters.js';
 import { paginationFields } from '../../platform/http/pagination.js';
 import { ASSIGNABLE_ROLES, COMPLIANCE_STATUSES } from './compliance.tables.js';
 
@@ -45,11 +46,11 @@ export const trainingSchema = z.object({
 
 export const recordsQuery = z.object({
   ...page,
-  status: z.enum(COMPLIANCE_STATUSES).optional(),
-  classId: z.string().min(1).max(200).optional().describe('staff'),
-  sectionId: z.string().min(1).max(200).optional().describe('staff'),
-  trainingId: z.string().min(1).max(200).optional(),
-  personId: z.string().min(1).max(200).optional().describe('staff'),
+  status: optionalFilter(z.enum(COMPLIANCE_STATUSES)),
+  classId: optionalFilter(z.string().max(200)).describe('staff'),
+  sectionId: optionalFilter(z.string().max(200)).describe('staff'),
+  trainingId: optionalFilter(z.string().max(200)),
+  personId: optionalFilter(z.string().max(200)).describe('staff'),
 });
 
 export const recordSchema = z.object({

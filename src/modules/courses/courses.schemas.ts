@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { optionalFilter } from '../../platform/http/query-filters.js';
 import { paginationFields } from '../../platform/http/pagination.js';
 import { COURSE_STATUSES, DRIP_MODES, LESSON_TYPES } from './courses.tables.js';
 import { ratingFields } from '../reviews/reviews.schemas.js';
@@ -55,11 +56,11 @@ export const publishBody = z.object({ status: z.enum(['PUBLISHED', 'DRAFT']) });
 
 export const listCoursesQuery = z.object({
   ...paginationFields,
-  status: z.enum(COURSE_STATUSES).optional(),
-  categoryId: z.string().optional(),
-  category: z.string().optional().describe('the same as categoryId (categoryId wins when both are sent)'),
-  ownerId: z.string().optional(),
-  owner: z.string().optional().describe('the same as ownerId (ownerId wins when both are sent)'),
+  status: optionalFilter(z.enum(COURSE_STATUSES)),
+  categoryId: optionalFilter(z.string()),
+  category: optionalFilter(z.string()).describe('the same as categoryId (categoryId wins when both are sent)'),
+  ownerId: optionalFilter(z.string()),
+  owner: optionalFilter(z.string()).describe('the same as ownerId (ownerId wins when both are sent)'),
   search: z.string().trim().min(1).max(200).optional(),
 });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { optionalFilter } from '../../platform/http/query-filters.js';
 import { paginationFields } from '../../platform/http/pagination.js';
 import { ENROLLMENT_STATUSES } from './enrollments.tables.js';
 import { enrollmentSchema } from './enrollments.dto.js';
@@ -23,4 +24,4 @@ export const bulkEnrollResultSchema = z.object({
   failed: z.array(z.object({ studentId: z.string(), code: z.string(), message: z.string() })),
 });
 
-export const listEnrollmentsQuery = z.object({ ...paginationFields, status: z.enum(ENROLLMENT_STATUSES).optional() });
+export const listEnrollmentsQuery = z.object({ ...paginationFields, status: optionalFilter(z.enum(ENROLLMENT_STATUSES)) });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { optionalFilter } from '../../platform/http/query-filters.js';
 import { paginationFields } from '../../platform/http/pagination.js';
 
 const MB = 1024 * 1024;
@@ -119,8 +120,8 @@ export type FileDto = z.infer<typeof fileSchema>;
 export const listFilesQuery = z.object({
   ...paginationFields,
   search: z.string().trim().min(1).max(200).optional().describe('case-insensitive match on the file name'),
-  courseId: z.string().min(1).optional(),
-  lessonId: z.string().min(1).optional(),
+  courseId: optionalFilter(z.string()),
+  lessonId: optionalFilter(z.string()),
 });
 export type ListFilesQuery = z.infer<typeof listFilesQuery>;
 

@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { blankIsAbsent, optionalFilter } from '../../platform/http/query-filters.js';
 import { paginationFields } from '../../platform/http/pagination.js';
 
 export const leaderboardQuery = z.object({
-  period: z.enum(['all', 'month', 'week']).default('all').describe('all time, this calendar month or this ISO week (institution time zone)'),
+  period: z.preprocess(blankIsAbsent, z.enum(['all', 'month', 'week']).default('all')).describe('all time, this calendar month or this ISO week (institution time zone)'),
   ...paginationFields,
 });
 

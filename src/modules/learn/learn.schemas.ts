@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { optionalFilter } from '../../platform/http/query-filters.js';
 import { paginationFields } from '../../platform/http/pagination.js';
 import { courseSchema, lessonSchema } from '../courses/courses.schemas.js';
 import { LESSON_TYPES } from '../courses/courses.tables.js';
@@ -36,11 +37,11 @@ export const myCourseRowSchema = enrollmentSchema.extend({
 export const catalogueQuery = z.object({
   ...paginationFields,
   search: z.string().trim().min(1).max(200).optional(),
-  categoryId: z.string().optional(),
-  category: z.string().optional().describe('the same as categoryId (categoryId wins when both are sent)'),
+  categoryId: optionalFilter(z.string()),
+  category: optionalFilter(z.string()).describe('the same as categoryId (categoryId wins when both are sent)'),
 });
 
-export const myCoursesQuery = z.object({ ...paginationFields, status: z.enum(['ACTIVE', 'COMPLETED', 'DROPPED']).optional() });
+export const myCoursesQuery = z.object({ ...paginationFields, status: optionalFilter(z.enum(['ACTIVE', 'COMPLETED', 'DROPPED'])) });
 
 export const courseParams = z.object({ courseId: z.string().min(1) });
 export const courseLessonParams = z.object({ courseId: z.string().min(1), lessonId: z.string().min(1) });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { optionalFilter } from '../../platform/http/query-filters.js';
 import { paginationFields } from '../../platform/http/pagination.js';
 import { PATH_STATUSES } from './learning-paths.tables.js';
 
@@ -6,7 +7,7 @@ export const idParams = z.object({ id: z.string().min(1).max(200) });
 
 export const listPathsQuery = z.object({
   ...paginationFields,
-  status: z.enum(PATH_STATUSES).optional().describe('narrows the list; learners see PUBLISHED paths and paths they are on'),
+  status: optionalFilter(z.enum(PATH_STATUSES)).describe('narrows the list; learners see PUBLISHED paths and paths they are on'),
 });
 
 const courseIds = z

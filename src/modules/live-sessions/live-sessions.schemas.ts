@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { optionalFilter } from '../../platform/http/query-filters.js';
 import { envelopeWithMeta } from '../../platform/http/envelope.js';
 import { paginationFields } from '../../platform/http/pagination.js';
 import { rangeInOrder, timeOrDay } from '../../platform/http/time-range.js';
@@ -32,10 +33,10 @@ export type CreateSessionInput = z.infer<typeof createSessionBody>;
 
 export const listSessionsQuery = z
   .object({
-    courseId: id.optional(),
-    status: z.enum(LIVE_SESSION_STATUSES).optional(),
-    from: timeOrDay.optional().describe('sessions scheduled at or after this time (a date: from the start of that day, UTC)'),
-    to: timeOrDay.optional().describe('sessions scheduled before this time (a date: up to the end of that day, UTC)'),
+    courseId: optionalFilter(id),
+    status: optionalFilter(z.enum(LIVE_SESSION_STATUSES)),
+    from: optionalFilter(timeOrDay).describe('sessions scheduled at or after this time (a date: from the start of that day, UTC)'),
+    to: optionalFilter(timeOrDay).describe('sessions scheduled before this time (a date: up to the end of that day, UTC)'),
     ...paginationFields,
   })
   .refine((q) => rangeInOrder(q.from, q.to), { message: 'from must not be after to', path: ['from'] });
@@ -133,7 +134,7 @@ export const attendanceUpdateSchema = z.object({
   totals: totalsSchema,
 });
 
-export const courseAttendanceQuery = z.object({ courseId: id, studentId: id.optional(), ...paginationFields });
+export const courseAttendanceQuery = z.object({ courseId: id, studentId: optionalFilter(id), ...paginationFields });
 
 export const courseAttendanceSchema = z.object({
   courseId: z.string(),

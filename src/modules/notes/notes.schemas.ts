@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { optionalFilter } from '../../platform/http/query-filters.js';
 import { LESSON_TYPES } from '../courses/courses.tables.js';
 import { paginationFields } from '../../platform/http/pagination.js';
 import { charsBetween } from '../../platform/text.js';
@@ -64,7 +65,7 @@ export type UpdateBookmarkInput = z.output<typeof updateBookmarkBody>;
 // ── query of GET /api/me/notes and /api/me/bookmarks ───────────────────────────
 export const myListQuery = z.object({
   ...paginationFields,
-  courseId: z.string().min(1).optional().describe('only rows of lessons of this course'),
+  courseId: optionalFilter(z.string()).describe('only rows of lessons of this course'),
   search: z
     .string()
     .refine(charsBetween(1, SEARCH_MAX), `must be 1 to ${SEARCH_MAX} characters`)

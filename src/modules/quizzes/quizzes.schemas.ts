@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { optionalFilter } from '../../platform/http/query-filters.js';
 import { charsBetween } from '../../platform/text.js';
 import { paginationFields } from '../../platform/http/pagination.js';
 import { ATTEMPT_STATUSES, QUESTION_TYPES } from './quizzes.tables.js';
@@ -32,7 +33,7 @@ export const quizParams = z.object({ id: z.string().min(1).describe('id of the Q
 
 export const listAttemptsQuery = z.object({
   ...paginationFields,
-  studentId: z.string().min(1).optional().describe('course staff only: the attempts of one student (learners always get their own)'),
+  studentId: optionalFilter(z.string()).describe('course staff only: the attempts of one student (learners always get their own)'),
 });
 export type ListAttemptsQuery = z.output<typeof listAttemptsQuery>;
 

@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { optionalFilter } from '../../platform/http/query-filters.js';
 
 export const scormParams = z.object({ id: z.string().min(1).max(200).describe('id of the SCORM lesson') });
 
 export const launchQuery = z.object({
-  scoId: z.string().min(1).max(500).optional().describe('the SCO to launch: its id or its manifest item identifier (default: the first)'),
+  scoId: optionalFilter(z.string().max(500)).describe('the SCO to launch: its id or its manifest item identifier (default: the first)'),
 });
 
 export const contentParams = z.object({
@@ -109,7 +110,7 @@ export type LaunchDto = z.infer<typeof launchSchema>;
 const cmiValue = z.union([z.string().max(100_000), z.number()]).describe('a CMI value (SCORM values are strings; numbers are sent as their decimal text)');
 
 export const trackItem = z.object({
-  scoId: z.string().min(1).max(500).optional().describe('the SCO: its id or its manifest item identifier; default: the first SCO, as at launch'),
+  scoId: optionalFilter(z.string().max(500)).describe('the SCO: its id or its manifest item identifier; default: the first SCO, as at launch'),
   attemptId: z.string().min(1).max(200).optional().describe('default: the caller’s open attempt at the SCO, or a new one'),
   values: z
     .record(z.string().min(1).max(255), cmiValue)

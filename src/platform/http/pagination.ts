@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import type { PageMeta } from './envelope.js';
+import { blankIsAbsent } from './query-filters.js';
 
 /** Spec 4.1: `page` (1-indexed) and a page size as `perPage` or `limit`, at most 100. */
 export const MAX_PAGE_SIZE = 100;
 
-/** An empty query value (`?limit=`, as a form sends a field left blank) counts as absent: the default applies. */
-const blankIsAbsent = (v: unknown) => (v === '' ? undefined : v);
 
-/** `page`: 1-indexed, default 1. */
+/** `page`: 1-indexed, default 1 (an empty `?page=` too: a form's blank field counts as absent). */
 export const pageNumber = z.preprocess(blankIsAbsent, z.coerce.number().int().min(1).default(1));
 /** A page size (`perPage` or `limit`): 1 to 100, optional (each list has its own default). */
 export const pageSize = z.preprocess(blankIsAbsent, z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional());
