@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { blankIsAbsent, optionalFilter } from '../../platform/http/query-filters.js';
+import { blankIsAbsent } from '../../platform/http/query-filters.js';
 import { paginationFields } from '../../platform/http/pagination.js';
 
 export const leaderboardQuery = z.object({
