@@ -5,7 +5,6 @@ import { blankIsAbsent } from './query-filters.js';
 /** Spec 4.1: `page` (1-indexed) and a page size as `perPage` or `limit`, at most 100. */
 export const MAX_PAGE_SIZE = 100;
 
-
 /** `page`: 1-indexed, default 1 (an empty `?page=` too: a form's blank field counts as absent). */
 export const pageNumber = z.preprocess(blankIsAbsent, z.coerce.number().int().min(1).default(1));
 /** A page size (`perPage` or `limit`): 1 to 100, optional (each list has its own default). */
