@@ -22,6 +22,10 @@ beforeAll(async () => {
       typed.get('/api/test/db-down', async () => {
         throw Object.assign(new Error('Failed query: select 1'), { cause: Object.assign(new Error('the database system is shutting down'), { code: '57P03' }) });
       });
+      // A deadlock victim, as Drizzle reports it.
+      typed.get('/api/test/deadlock', async () => {
+        throw Object.assign(new Error('Failed query: update x'), { cause: Object.assign(new Error('deadlock detected'), { code: '40P01' }) });
+      });
       typed.get('/api/test/db-lost', async () => {
         throw new Error('Connection terminated unexpectedly');
       });
@@ -229,6 +233,12 @@ describe('platform headers and versioning', () => {
       expect(res.status).toBe(503);
       expect(res.body).toEqual({ data: null, error: { code: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable; retry shortly' } });
     }
+  });
+
+  it('answers a transaction PostgreSQL rolled back for a concurrent one (deadlock) with 503: nothing was written, retry', async () => {
+    const res = await t.request('GET', '/api/test/deadlock', { token: student });
+    expect(res.status).toBe(503);
+    expect(res.body.error).toEqual({ code: 'SERVICE_UNAVAILABLE', message: 'The request collided with a concurrent one and changed nothing; retry it' });
   });
 
   it('reports readiness with the database', async () => {

@@ -45,13 +45,17 @@ export async function loadAssignment(ctx: ServiceContext, id: string): Promise<A
   return row;
 }
 
-/** The assignment row locked for the transaction: submissions and reviewer allocation serialise on it. */
-async function lockAssignment(tx: ServiceContext, id: string): Promise<Assignment> {
+/**
+ * The assignment row locked for the transaction: submissions and reviewer allocation serialise
+ * on it (`update`). Grading takes it `share`d, so the maxScore a grade is checked against cannot
+ * be lowered (PUT, which checks the grades given under its own update lock) until it commits.
+ */
+export async function lockAssignment(tx: ServiceContext, id: string, strength: 'update' | 'share' = 'update'): Promise<Assignment> {
   const [row] = await tx.db
     .select()
     .from(assignments)
     .where(byId(tx, assignments, id))
-    .for('update');
+    .for(strength);
   if (!row) throw notFound('Assignment');
   return row;
 }
@@ -334,6 +338,13 @@ export async function submit(ctx: ServiceContext, id: string, body: SubmitInput)
   return submissionDto(ctx, saved);
 }
 
+/** A score given directly (an instructor's grade, a peer's score without a rubric): 0 to the assignment's maxScore. */
+export function assertScoreFits(assignment: Assignment, score: number) {
+  if (score > assignment.maxScore) {
+    throw validationError(`score must be between 0 and ${assignment.maxScore}`, [{ field: 'body.score', message: `at most ${assignment.maxScore}` }]);
+  }
+}
+
 const percentOf = (score: number, max: number) => (max > 0 ? (score / max) * 100 : 0);
 const passes = (a: Assignment, score: number) => a.passingScore === null || score >= a.passingScore;
 
@@ -356,11 +367,9 @@ async function scoreLesson(tx: ServiceContext, assignment: Assignment, course: C
  */
 export async function grade(ctx: ServiceContext, id: string, body: { submissionId: string; score: number; feedback?: string }) {
   const { course } = await requireAccess(ctx, 'lesson.staff', id);
-  const assignment = await loadAssignment(ctx, id);
-  if (body.score > assignment.maxScore) {
-    throw validationError(`score must be between 0 and ${assignment.maxScore}`, [{ field: 'body.score', message: `at most ${assignment.maxScore}` }]);
-  }
   const graded = await withTx(ctx, async (tx) => {
+    const assignment = await lockAssignment(tx, id, 'share');
+    assertScoreFits(assignment, body.score);
     const [current] = await tx.db
       .select()
       .from(submissions)

@@ -8,7 +8,7 @@ import { requireAccess } from '../access/access.service.js';
 import { courses, type Course } from '../courses/courses.tables.js';
 import { notify } from '../notifications/notify.js';
 import { peerReviews, submissions, assignments, type Assignment, type PeerReview, type PeerReviewStatus, type Submission } from './assignments.tables.js';
-import { criterionDto, loadAssignment, namesOf, recomputeAggregate, rubricDto, rubricOf, type RubricWithCriteria } from './assignments.service.js';
+import { assertScoreFits, criterionDto, loadAssignment, lockAssignment, namesOf, recomputeAggregate, rubricDto, rubricOf, type RubricWithCriteria } from './assignments.service.js';
 import { PREVIEW_LENGTH } from './assignments.schemas.js';
 import { firstChars } from '../../platform/text.js';
 import { uploadTypeOf } from '../files/files.schemas.js';
@@ -81,7 +81,8 @@ interface ReviewContext {
 /** The review (only its reviewer: anyone else 404), its assignment, course, submission and rubric. */
 async function loadForReviewer(ctx: ServiceContext, reviewId: string, lock = false): Promise<ReviewContext> {
   const review = await requireAccess(ctx, 'peerReview.review', reviewId);
-  const assignment = await loadAssignment(ctx, review.assignmentId);
+  // A write holds the assignment shared, as grading does: its maxScore stays as read until commit.
+  const assignment = lock ? await lockAssignment(ctx, review.assignmentId, 'share') : await loadAssignment(ctx, review.assignmentId);
   const [course] = await ctx.db
     .select()
     .from(courses)
@@ -212,8 +213,7 @@ export async function submitReview(ctx: ServiceContext, reviewId: string, body: 
       if (body.rubricScores && Object.keys(body.rubricScores).length > 0)
         throw validationError('This assignment has no rubric', [{ field: 'body.rubricScores', message: 'no rubric' }]);
       if (body.score === undefined) throw validationError('Give a score', [{ field: 'body.score', message: 'required' }]);
-      if (body.score > assignment.maxScore)
-        throw validationError(`score must be between 0 and ${assignment.maxScore}`, [{ field: 'body.score', message: `at most ${assignment.maxScore}` }]);
+      assertScoreFits(assignment, body.score);
       score = body.score;
     }
     const now = tx.clock.now();

@@ -138,7 +138,9 @@ async function insertFirstCycle(tx: ServiceContext, training: ComplianceTraining
  */
 async function enrollAssigned(tx: ServiceContext, training: ComplianceTraining, course: Course, personIds: string[], source: AuditSource) {
   if (personIds.length === 0) return;
-  const outcomes = course.status === 'PUBLISHED' ? await enrollStudents(tx, await lockCourse(tx, course.id), personIds) : new Map();
+  // The course as it is under its lock: published, or archived meanwhile.
+  const locked = await lockCourse(tx, course.id);
+  const outcomes = locked.status === 'PUBLISHED' ? await enrollStudents(tx, locked, personIds) : new Map();
   await audit(
     tx,
     [...outcomes.values()].flatMap((o) =>
@@ -258,6 +260,9 @@ export async function createTraining(ctx: ServiceContext, input: TrainingInput) 
   const due = new Date(input.dueDate);
   const people = targetsStudents(input) ? await targetedStudents(ctx, await requireInstitutionSlug(ctx, ctx.institutionId), input, { strict: true }) : new Map();
   return withTx(ctx, async (tx) => {
+    // The course lock first: the training's insert takes a key-share lock on the course row (its
+    // foreign key), and two creations upgrading that to enrollAssigned's lock would deadlock.
+    await lockCourse(tx, course.id);
     const now = tx.clock.now();
     const [training] = await tx.db
       .insert(complianceTrainings)

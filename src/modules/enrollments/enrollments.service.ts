@@ -28,6 +28,22 @@ export async function lockCourse(tx: ServiceContext, courseId: string): Promise<
   return course;
 }
 
+/**
+ * Lock several courses (a learning path's) in one statement, in id order, so two transactions
+ * locking overlapping sets (paths listing the same courses in another order) cannot deadlock.
+ * The map holds the courses that exist, as they are under the lock.
+ */
+export async function lockCourses(tx: ServiceContext, courseIds: readonly string[]): Promise<Map<string, Course>> {
+  if (courseIds.length === 0) return new Map();
+  const rows = await tx.db
+    .select()
+    .from(courses)
+    .where(and(inTenant(tx, courses), inArray(courses.id, [...new Set(courseIds)])))
+    .orderBy(asc(courses.id))
+    .for('update');
+  return new Map(rows.map((c) => [c.id, c]));
+}
+
 type EnrollOutcome = { kind: 'enrolled'; enrollment: Enrollment } | { kind: 'already'; enrollment: Enrollment } | { kind: 'full' };
 
 /**
@@ -116,19 +132,28 @@ export async function enrollStudents(tx: ServiceContext, course: Course, student
 export async function selfEnroll(ctx: ServiceContext, courseId: string) {
   const course = await requireAccess(ctx, 'course.selfEnroll', courseId);
   const me = ctx.actor.personId;
-  const outcome = await withTx(ctx, async (tx) => (await enrollStudents(tx, await lockCourse(tx, course.id), [me])).get(me)!);
+  const outcome = await withTx(ctx, async (tx) => {
+    // Checked again under the lock: a course archived or unpublished meanwhile takes no one.
+    const locked = await lockCourse(tx, course.id);
+    if (locked.status !== 'PUBLISHED') throw notFound('Course');
+    return (await enrollStudents(tx, locked, [me])).get(me)!;
+  });
   if (outcome.kind === 'already') throw new AppError('ALREADY_ENROLLED', 'You are already enrolled in this course');
   if (outcome.kind === 'full') throw new AppError('COURSE_FULL', 'This course has no seats left');
   return toEnrollmentDto(outcome.enrollment);
 }
 
+const archivedCourse = () => new AppError('CONFLICT', 'An archived course cannot take enrollments');
+
 /** POST /api/courses/:id/enrollments — enroll many students; per-id results, never all-or-nothing. */
 export async function bulkEnroll(ctx: ServiceContext, courseId: string, studentIds: string[]) {
   const course = await requireAccess(ctx, 'course.staff', courseId);
-  if (course.status === 'ARCHIVED') throw new AppError('CONFLICT', 'An archived course cannot take enrollments');
+  if (course.status === 'ARCHIVED') throw archivedCourse();
   const unique = [...new Set(studentIds)];
   const outcomes = await withTx(ctx, async (tx) => {
-    const result = await enrollStudents(tx, await lockCourse(tx, course.id), unique);
+    const locked = await lockCourse(tx, course.id);
+    if (locked.status === 'ARCHIVED') throw archivedCourse();
+    const result = await enrollStudents(tx, locked, unique);
     // One audit row per enrollment made (new, or a DROPPED one made ACTIVE again), in one insert.
     await audit(
       tx,

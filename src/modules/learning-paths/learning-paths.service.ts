@@ -9,7 +9,7 @@ import { audit, changes, snapshot } from '../audit/audit.js';
 import { requireAccess, visibleLearningPaths } from '../access/access.service.js';
 import { courses } from '../courses/courses.tables.js';
 import { enrollments } from '../enrollments/enrollments.tables.js';
-import { enrollStudents, lockCourse } from '../enrollments/enrollments.service.js';
+import { enrollStudents, lockCourses } from '../enrollments/enrollments.service.js';
 import { learningPathCourses, learningPathEnrollments, learningPaths, type LearningPath } from './learning-paths.tables.js';
 import { countsOnPath, holdsBack } from './learning-paths.rule.js';
 
@@ -229,14 +229,19 @@ export async function enrollPath(ctx: ServiceContext, id: string, body: { studen
     await requireAccess(ctx, 'learningPath.selfEnroll', null);
     students = [ctx.actor.personId];
   }
-  const links = await ctx.db
-    .select({ courseId: learningPathCourses.courseId, position: learningPathCourses.position, status: courses.status })
-    .from(learningPathCourses)
-    .innerJoin(courses, sameTenantRef(learningPathCourses.courseId, learningPathCourses.institutionId, courses))
-    .where(and(inTenant(ctx, learningPathCourses), eq(learningPathCourses.pathId, path.id)))
-    .orderBy(asc(learningPathCourses.position));
   const results = new Map(students.map((s) => [s, [] as Array<{ courseId: string; position: number; result: CourseResult }>]));
   await withTx(ctx, async (tx) => {
+    const links = await tx.db
+      .select({ courseId: learningPathCourses.courseId, position: learningPathCourses.position })
+      .from(learningPathCourses)
+      .where(and(inTenant(tx, learningPathCourses), eq(learningPathCourses.pathId, path.id)))
+      .orderBy(asc(learningPathCourses.position));
+    // Every course of the path locked up front, in id order (not path order: two paths may list
+    // the same courses the other way round), and judged as it is under the lock.
+    const locked = await lockCourses(
+      tx,
+      links.map((l) => l.courseId),
+    );
     const now = tx.clock.now();
     const onPath = await tx.db
       .insert(learningPathEnrollments)
@@ -250,11 +255,12 @@ export async function enrollPath(ctx: ServiceContext, id: string, body: { studen
       );
     }
     for (const link of links) {
-      if (link.status !== 'PUBLISHED') {
+      const course = locked.get(link.courseId);
+      if (course?.status !== 'PUBLISHED') {
         for (const s of students) results.get(s)!.push({ courseId: link.courseId, position: link.position, result: 'NOT_AVAILABLE' });
         continue;
       }
-      const outcomes = await enrollStudents(tx, await lockCourse(tx, link.courseId), students);
+      const outcomes = await enrollStudents(tx, course, students);
       // The enrollments this path made follow its order: locked until the courses before are completed.
       const made = [...outcomes.values()].flatMap((o) => (o.kind === 'enrolled' ? [{ ...o.enrollment, learningPathId: path.id }] : []));
       if (made.length > 0) {

@@ -23,6 +23,16 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
  */
 export const isForeignKeyViolation = (err: unknown): boolean => !!findPgError(err, FOREIGN_KEY_VIOLATION);
 
+/** deadlock_detected, serialization_failure: PostgreSQL ended this transaction to let another finish. */
+const TRANSACTION_CONFLICTS = ['40P01', '40001'];
+
+/**
+ * A transaction PostgreSQL rolled back because it collided with another (a deadlock, or a
+ * serialization failure). The services lock in a fixed order so this should not happen; when it
+ * does the request changed nothing and may simply be sent again.
+ */
+export const isTransactionConflict = (err: unknown): boolean => TRANSACTION_CONFLICTS.some((code) => !!findPgError(err, code));
+
 /** SQLSTATEs of a server that is going away or not there yet: admin_shutdown, crash_shutdown, cannot_connect_now. */
 const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03']);
 /** Socket errors of a database that cannot be reached. */

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type ErrorCode } from './errors.js';
-import { isDatabaseUnavailable, isForeignKeyViolation } from '../db/errors.js';
+import { isDatabaseUnavailable, isForeignKeyViolation, isTransactionConflict } from '../db/errors.js';
 import { API_HEADERS, requestIdOf } from './response-headers.js';
 
 const FASTIFY_CODE_MAP: Record<string, ErrorCode> = {
@@ -79,6 +79,12 @@ export function toAppError(err: FastifyError | Error, req: FastifyRequest): AppE
   }
   // A referenced record deleted while the request ran: it does not exist any more.
   if (isForeignKeyViolation(err)) return new AppError('NOT_FOUND', 'A record this request refers to no longer exists');
+  // Rolled back to let a concurrent transaction through: nothing was written. Logged as an error
+  // (it means two services lock in different orders), answered as worth retrying.
+  if (isTransactionConflict(err)) {
+    req.log.error({ err, reqId: req.id }, 'transaction conflict (deadlock or serialization failure)');
+    return new AppError('SERVICE_UNAVAILABLE', 'The request collided with a concurrent one and changed nothing; retry it');
+  }
   // PostgreSQL restarting or unreachable: not a bug, and worth retrying shortly.
   if (isDatabaseUnavailable(err)) {
     req.log.warn({ reqId: req.id, err: err.message }, 'database unavailable');
