@@ -390,6 +390,19 @@ describe('webhook (spec 4.5 rules, 5.4 signature)', () => {
     expect((await row(s.id)).recordingStatus).toBe('PROCESSING');
   });
 
+  it('a body over 64 KiB: 413, and the connection closes (the unread rest is not the next request)', async () => {
+    const text = JSON.stringify({ event: 'recording_failed', sessionId: 'x', roomName: 'y'.repeat(100 * 1024) });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: WEBHOOK,
+      headers: { 'content-type': 'application/json', 'x-recorder-signature': hmacSha256Hex(SECRET, text) },
+      payload: text,
+    });
+    expect(res.statusCode).toBe(413);
+    expect(res.json().error.code).toBe('PAYLOAD_TOO_LARGE');
+    expect(res.headers.connection).toBe('close');
+  });
+
   it('roomName that is not the session’s: 400 and nothing changed', async () => {
     const s = await processingSession();
     const other = await processingSession();

@@ -307,8 +307,13 @@ function webhookRoute(r: ReturnType<typeof typed>, deps: Deps) {
         }
       },
       // 2. HMAC-SHA256 of the exact body bytes, before the body is parsed or validated: 401.
-      preParsing: async (req, _reply, payload) => {
-        const raw = await readBody(payload, webhookLimit);
+      preParsing: async (req, reply, payload) => {
+        const raw = await readBody(payload, webhookLimit).catch((err: unknown) => {
+          // Refused before the whole body was read: the rest of it must not be taken for the
+          // next request on this keep-alive connection, so the connection closes.
+          if (!req.raw.readableEnded) reply.header('connection', 'close');
+          throw err;
+        });
         const secret = deps.config.RECORDING_WEBHOOK_SECRET!;
         const given = SIGNATURE_HEADERS.map((h) => req.headers[h]).filter((v): v is string => typeof v === 'string');
         if (!given.some((sig) => verifyWebhookSignature(secret, raw, sig))) {
