@@ -486,13 +486,58 @@ describe('the input guard (one place for every route)', () => {
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         payload: JSON.stringify({ unlockAt }),
       });
-    for (const bad of ['0000-01-01T00:00:00Z', '2026-13-01T00:00:00Z', '2026-02-30T00:00:00Z', '+275760-09-13T00:00:00.000Z']) {
+    // The last two are in years 10000 and 0000 once converted to UTC.
+    for (const bad of [
+      '0000-01-01T00:00:00Z',
+      '2026-13-01T00:00:00Z',
+      '2026-02-30T00:00:00Z',
+      '+275760-09-13T00:00:00.000Z',
+      '9999-12-31T23:00:00-01:00',
+      '0001-01-01T00:30:00+01:00',
+    ]) {
       expect400(await patch(bad));
     }
-    for (const good of ['0001-01-01T00:00:00Z', '2028-02-29T10:00:00+05:30', '9999-12-31T23:59:59.999Z']) {
+    for (const good of ['0001-01-01T00:00:00Z', '2028-02-29T10:00:00+05:30', '9999-12-31T23:59:59.999Z', '9999-12-31T23:00:00+01:00', '0001-01-01T00:30:00-01:00']) {
       const res = await patch(good);
       expect(res.statusCode, `${good}: ${res.body}`).toBe(200);
     }
+  });
+
+  it('takes bounds at the ends of the calendar: a whole-day `to` of 9999-12-31, a filter offset beyond PostgreSQL’s ±15:59', async () => {
+    const token = await t.token({ role: 'ADMIN', id: DEMO_ADMIN_ID });
+    for (const url of ['/api/audit-log?to=9999-12-31', '/api/live-sessions?to=9999-12-31']) {
+      const res = await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
+      expect(res.statusCode, `${url}: ${res.body}`).toBe(200);
+    }
+    const run = (filters: unknown[]) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/analytics/reports/run',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ definition: { entity: 'enrollments', columns: ['id'], filters } }),
+      });
+    const zoned = await run([{ field: 'enrolledAt', op: 'gt', value: '2026-03-01T10:00:00+16:00' }]);
+    expect(zoned.statusCode, zoned.body).toBe(200);
+    // Numbers its 32-bit integer and 4-byte float columns cannot hold are the caller's mistake, named.
+    for (const filter of [
+      { field: 'progress', op: 'eq', value: 2147483648 },
+      { field: 'finalScore', op: 'gt', value: 1e308 },
+      { field: 'finalScore', op: 'between', value: [5e-324, 1] },
+    ]) {
+      const res = await run([filter]);
+      expect400(res, filter.op === 'between' ? 'body.definition.filters.0.value.0' : 'body.definition.filters.0.value');
+    }
+  });
+
+  it('refuses a score too close to 0 for its 4-byte float column (5e-324), by field', async () => {
+    const token = await t.token({ role: 'ADMIN', id: DEMO_ADMIN_ID });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/assignments/${f.assignmentId}/grade`,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      payload: `{"submissionId":"${f.submissionId}","score":5e-324}`,
+    });
+    expect400(res, 'body.score');
   });
 
   it('answers malformed URLs and over-long path parameters with 400 in the envelope', async () => {
@@ -515,13 +560,19 @@ describe('database refusals of input the guard missed', () => {
         a.get('/api/test/db-date', { config: { auth: 'public' } }, async () => {
           throw dbError('22008'); // date/time field value out of range
         });
+        a.get('/api/test/db-zone', { config: { auth: 'public' } }, async () => {
+          throw dbError('22009'); // time zone displacement out of range
+        });
+        a.get('/api/test/db-number', { config: { auth: 'public' } }, async () => {
+          throw dbError('22003'); // numeric value out of range
+        });
         a.get('/api/test/db-other', { config: { auth: 'public' } }, async () => {
           throw dbError('23505');
         });
       },
     });
     try {
-      for (const url of ['/api/test/db-nul', '/api/test/db-date']) {
+      for (const url of ['/api/test/db-nul', '/api/test/db-date', '/api/test/db-zone', '/api/test/db-number']) {
         const res = await app.request('GET', url);
         expect(res.status, res.raw).toBe(400);
         expect(res.body.error.code).toBe('VALIDATION_ERROR');

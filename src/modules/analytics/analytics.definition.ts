@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { validationError } from '../../platform/http/errors.js';
+import { fitsReal } from '../../platform/http/numbers.js';
 import { entityOf, type EntityDef, type FieldDef, type FieldType, type JoinDef } from './analytics.registry.js';
 
 export const OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'between', 'in', 'notIn', 'contains', 'startsWith', 'isNull', 'isNotNull'] as const;
@@ -158,6 +159,13 @@ export interface ValidDefinition {
 type Issue = { field: string; message: string };
 
 const ISO = z.iso.datetime({ offset: true });
+const INT32_MAX = 2_147_483_647;
+
+/**
+ * A timestamp as UTC ISO text: ISO 8601 allows offsets to ±23:59, PostgreSQL reads them only to
+ * ±15:59. Other values as given.
+ */
+const asSqlValue = (f: FieldDef, value: unknown) => (f.type === 'timestamp' && typeof value === 'string' ? new Date(value).toISOString() : value);
 
 /** Checks one filter value against its field type: the message, or null when fine. */
 function valueProblem(f: FieldDef, value: unknown): string | null {
@@ -167,9 +175,11 @@ function valueProblem(f: FieldDef, value: unknown): string | null {
     case 'enum':
       return typeof value === 'string' && f.values!.includes(value) ? null : `must be one of ${f.values!.join(', ')}`;
     case 'integer':
-      return Number.isSafeInteger(value) ? null : 'must be an integer';
+      // The columns are 32-bit integers (sqlType integer).
+      return Number.isSafeInteger(value) && Math.abs(value as number) <= INT32_MAX ? null : `must be an integer between -${INT32_MAX} and ${INT32_MAX}`;
     case 'number':
-      return typeof value === 'number' && Number.isFinite(value) ? null : 'must be a number';
+      // The columns are 4-byte floats (sqlType real).
+      return typeof value === 'number' && fitsReal(value) ? null : 'must be a number within the range of a 4-byte float';
     case 'boolean':
       return typeof value === 'boolean' ? null : 'must be true or false';
     case 'timestamp':
@@ -250,13 +260,13 @@ export function validateDefinition(def: ReportDefinitionInput, prefix: string, n
       }
       const bad = list.map((v, j) => [j, valueProblem(target.field, v)] as const).filter(([, p]) => p);
       bad.forEach(([j, p]) => issues.push({ field: `${valuePath}.${j}`, message: p! }));
-      if (bad.length === 0) filters.push({ target, op, value: list });
+      if (bad.length === 0) filters.push({ target, op, value: list.map((v) => asSqlValue(target.field, v)) });
       return;
     }
     const problem = f.value === undefined || f.value === null ? 'a value is required' : valueProblem(target.field, f.value);
     if (problem) issues.push({ field: valuePath, message: problem });
     else if ((op === 'contains' || op === 'startsWith') && (f.value as string).length === 0) issues.push({ field: valuePath, message: 'must not be empty' });
-    else filters.push({ target, op, value: f.value });
+    else filters.push({ target, op, value: asSqlValue(target.field, f.value) });
   });
 
   // Date range.

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { realNumber } from '../../platform/http/numbers.js';
 import { charsBetween } from '../../platform/text.js';
 import { envelopeWithMeta } from '../../platform/http/envelope.js';
 import { paginationFields } from '../../platform/http/pagination.js';
@@ -13,7 +14,7 @@ export const FEEDBACK_MAX = 10_000;
 export const MAX_FILES = 20;
 
 const isoDateTime = z.string().datetime({ offset: true }).describe('ISO 8601 timestamp');
-const points = z.number().finite().min(0).max(1_000_000);
+const points = realNumber().min(0).max(1_000_000);
 
 export const idParams = z.object({ id: z.string().min(1).max(200) });
 
@@ -210,7 +211,7 @@ export const draftSchema = z.object({
 
 export const submitReviewBody = z.strictObject({
   rubricScores: rubricScoresInput.optional(),
-  score: z.number().finite().min(0).max(1_000_000).optional(),
+  score: points.optional(),
   feedback: z.string().max(FEEDBACK_MAX).optional(),
 });
 

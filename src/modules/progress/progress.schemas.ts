@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { realNumber } from '../../platform/http/numbers.js';
 import { ENROLLMENT_STATUSES } from '../enrollments/enrollments.tables.js';
 
 export const lessonParams = z.object({ id: z.string().min(1) });
@@ -58,8 +59,7 @@ export const pdfProgressBody = z.object({
 
 export const eventSchema = z.object({
   type: z.string().trim().min(1).max(40).describe('play, pause, seek, complete, …'),
-  positionSeconds: z
-    .number()
+  positionSeconds: realNumber()
     .min(0)
     .max(86_400 * 7)
     .optional(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { realNumber } from '../../platform/http/numbers.js';
 import { optionalFilter } from '../../platform/http/query-filters.js';
 import { charsBetween } from '../../platform/text.js';
 import { paginationFields } from '../../platform/http/pagination.js';
@@ -79,7 +80,7 @@ export type QuestionInput = z.output<typeof questionInput>;
 export const upsertQuizBody = z.object({
   title: text(1, QUIZ_LIMITS.title, 'title'),
   description: z.string().trim().max(QUIZ_LIMITS.description).nullable().optional(),
-  passingScore: finite.min(0).max(100).default(70).describe('percent, 0 to 100 (default 70): an attempt passes at a percentage at or above it'),
+  passingScore: realNumber().min(0).max(100).default(70).describe('percent, 0 to 100 (default 70): an attempt passes at a percentage at or above it'),
   maxAttempts: z.number().int().min(1).max(QUIZ_LIMITS.maxAttempts).nullable().default(null).describe('attempts per student, 1 to 100; null (default): unlimited'),
   timeLimitMinutes: z
     .number()

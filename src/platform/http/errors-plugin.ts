@@ -41,10 +41,11 @@ const MULTIPART_PARSE_ERROR =
   /^(Multipart: Boundary not found|Boundary required|Unexpected end of multipart data|\w+ terminated early due to unexpected end of multipart data|Malformed part header)/;
 
 /**
- * Database refusals of the caller's data that the input guard (input-guard.ts) should already
- * have stopped: invalid byte sequence (NUL), untranslatable character, datetime out of range.
+ * Database refusals of the caller's data that the input guard (input-guard.ts) and the schemas
+ * should already have stopped: invalid byte sequence (NUL), untranslatable character, datetime
+ * out of range, time zone displacement out of range, numeric value out of range.
  */
-const DB_INPUT_ERRORS = new Set(['22021', '22P05', '22008']);
+const DB_INPUT_ERRORS = new Set(['22021', '22P05', '22008', '22009', '22003']);
 
 /** Node's error for a request body whose connection closed before it ended. */
 export const isClientAbort = (err: Error & { code?: unknown }) => err.message === 'aborted' && err.code === 'ECONNRESET';

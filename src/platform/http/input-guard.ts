@@ -61,6 +61,9 @@ const LONE_SURROGATE = /\p{Cs}/u;
 /** Looks like an ISO 8601 date or timestamp (possibly a broken one). */
 const DATE_SHAPED = /^([+-]?\d{4,6})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?\s*(Z|[+-](\d{2}):?(\d{2}))?)?$/i;
 
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
+const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+
 const daysIn = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
 
 /** Why a date-shaped string is not a real date, or null when it is one (or is not date-shaped). */
@@ -78,6 +81,15 @@ export function badDateReason(s: string): string | null {
   if (day < 1 || day > daysIn(year, month)) return 'the day does not exist in that month';
   if (h !== undefined && (Number(h) > 23 || Number(mi) > 59 || (sec !== undefined && Number(sec) > 59))) return 'the time is not valid';
   if (oh !== undefined && (Number(oh) > 23 || Number(om) > 59)) return 'the UTC offset is not valid';
+  // The instant, in UTC, must be within those years too (9999-12-31T23:00-05:00 is in year 10000).
+  if (oh !== undefined) {
+    const sign = m[7]!.startsWith('-') ? -1 : 1;
+    const utc = new Date(0);
+    utc.setUTCFullYear(year, month - 1, day);
+    utc.setUTCHours(Number(h), Number(mi), Number(sec ?? 0), 0);
+    const instant = utc.getTime() - sign * (Number(oh) * 60 + Number(om)) * 60_000;
+    if (instant < FIRST_INSTANT || instant > LAST_INSTANT) return 'the time in UTC falls outside the years 0001 to 9999';
+  }
   return null;
 }
 

@@ -5,8 +5,11 @@ export const timeOrDay = z.union([z.string().datetime({ offset: true }), z.strin
 
 const DAY_MS = 24 * 3600 * 1000;
 
+/** The last millisecond the service stores: a later bound would be sent to PostgreSQL as a six-digit year it cannot read. */
+const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+
 /** The exclusive end of a `to` filter: the time itself, or for a bare date the next day's start (UTC). */
-export const endOf = (to: string) => new Date(Date.parse(to) + (/^\d{4}-\d{2}-\d{2}$/.test(to) ? DAY_MS : 0));
+export const endOf = (to: string) => new Date(Math.min(Date.parse(to) + (/^\d{4}-\d{2}-\d{2}$/.test(to) ? DAY_MS : 0), LAST_INSTANT));
 
 /** `from` is not after `to` (a bare `to` date reaches to that day's end: a time within that day is before it). */
 export const rangeInOrder = (from: string | undefined, to: string | undefined) => !from || !to || Date.parse(from) <= Date.parse(to) || Date.parse(from) < endOf(to).getTime();
