@@ -653,6 +653,20 @@ describe('interactive block answers', () => {
       answer: { text: 'hi' },
     });
     expectError(await t.request('POST', `/api/lessons/${lesson.id}/blocks/nope/answer`, { token: student(21), body: { answer: 'a' } }), 404, 'NOT_FOUND');
+    // An object answer is compared by content, whatever the order of its keys (jsonb keeps its own).
+    const matching = await createLesson(t, {
+      courseId: course.id,
+      type: 'INTERACTIVE',
+      blocks: [{ id: 'pairs', type: 'match', correctAnswer: { zebra: 'stripes', ant: 'six legs' } }],
+    });
+    const pairsUrl = `/api/lessons/${matching.id}/blocks/pairs/answer`;
+    for (const answer of [
+      { zebra: 'stripes', ant: 'six legs' },
+      { ant: 'six legs', zebra: 'stripes' },
+    ]) {
+      expect(expectOk(await t.request('POST', pairsUrl, { token: student(21), body: { answer } })).isCorrect, JSON.stringify(answer)).toBe(true);
+    }
+    expect(expectOk(await t.request('POST', pairsUrl, { token: student(21), body: { answer: { ant: 'six legs' } } })).isCorrect).toBe(false);
     expectError(await t.request('POST', url, { token: student(21), body: {} }), 400, 'VALIDATION_ERROR');
     expectError(await t.request('POST', url, { token: student(23), body: { answer: 'b' } }), 403, 'ENROLLMENT_REQUIRED');
     expectError(await t.request('GET', url, { token: northTeacher }), 404, 'NOT_FOUND');

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { and, eq, sql } from 'drizzle-orm';
 import { withTx, type ServiceContext } from '../../platform/context.js';
 import { iso } from '../../platform/dto.js';
@@ -287,7 +288,8 @@ const answerDto = (a: typeof blockAnswers.$inferSelect) => ({
 export async function answerBlock(ctx: ServiceContext, lessonId: string, blockId: string, answer: unknown) {
   const { lesson, enrollment } = await requireAccess(ctx, 'lesson.learn', lessonId);
   const block = blockOf(lesson, blockId);
-  const isCorrect = block && 'correctAnswer' in block ? JSON.stringify(block.correctAnswer) === JSON.stringify(answer) : null;
+  // Compared by content: the stored answer key is jsonb, which keeps object keys in its own order.
+  const isCorrect = block && 'correctAnswer' in block ? isDeepStrictEqual(block.correctAnswer, answer) : null;
   const now = ctx.clock.now();
   const [row] = await ctx.db
     .insert(blockAnswers)
