@@ -177,9 +177,9 @@ export const LRS_ROUTES: LrsRoute[] = [
       summary: 'The xAPI versions this LRS supports',
       description:
         'Unauthenticated; needs no X-Experience-API-Version header. Answers {"version": ["1.0.3", "1.0.2", "1.0.1", "1.0.0"]}. ' +
-        'Like every LRS route it answers in xAPI form, not the service envelope.',
+        'Like every LRS route it answers in xAPI form, not the service envelope; it only fails when rate-limited (429) or on a server error (500).',
       security: [],
-      response: { 200: z.object({ version: z.array(z.string()) }), ...ERRORS },
+      response: { 200: z.object({ version: z.array(z.string()) }), 429: ERRORS[429], 500: ERRORS[500] },
     }),
   },
 ];
