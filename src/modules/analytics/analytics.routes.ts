@@ -1,6 +1,6 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { deletedSchema, envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
+import { deletedSchema, envelope, errorResponse, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
 import { routeRateLimits } from '../../platform/http/rate-limit.js';
 import * as reports from './analytics.service.js';
@@ -38,6 +38,8 @@ import {
 
 const tags = ['analytics'];
 const STAFF = 'Teachers and administrators (others 403).';
+/** A report stopped by its statement timeout (analytics.query.ts `reportTimeoutError`). */
+const REPORT_TIMEOUT = errorResponse(503, 'the report ran past REPORT_STATEMENT_TIMEOUT_MS and was stopped (`details.reason` statement_timeout)');
 const OWNER = 'The report’s owner or an administrator (other staff who can see it 403; a report the caller cannot see 404).';
 
 /** Spec 4.9 analytics rows: registry, run and export, saved reports, schedules, alerts, dashboards. */
@@ -75,7 +77,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           '`REPORT_STATEMENT_TIMEOUT_MS` is stopped: 503 with `details.reason` `statement_timeout`. Pages of at most 100 rows (default 50): `page` and `perPage` (or its alias `limit`) in the body, or else in the query string; `meta.total` counts all rows (at most 100,000).',
         body: runBody,
         querystring: runQuery,
-        response: { 200: runResponse },
+        response: { 200: runResponse, 503: REPORT_TIMEOUT },
       },
     },
     async (req) => {
@@ -108,6 +110,7 @@ const routes: ModuleRoutes = async (app, deps) => {
               'application/pdf': { schema: pdfFileSchema },
             },
           },
+          503: REPORT_TIMEOUT,
         },
       },
     },
@@ -225,7 +228,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/analytics/reports/:id/schedules',
     {
-      config: { recordScope: 'owner' },
+      config: { recordScope: 'owner', errors: ['BAD_GATEWAY'] },
       schema: {
         tags,
         operationId: 'createReportSchedule',
@@ -245,7 +248,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/analytics/reports/schedules/:id',
     {
-      config: { recordScope: 'owner' },
+      config: { recordScope: 'owner', errors: ['BAD_GATEWAY'] },
       schema: {
         tags,
         operationId: 'updateReportSchedule',
@@ -294,7 +297,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/analytics/reports/:id/alerts',
     {
-      config: { recordScope: 'owner' },
+      config: { recordScope: 'owner', errors: ['BAD_GATEWAY'] },
       schema: {
         tags,
         operationId: 'createReportAlert',
@@ -314,7 +317,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/analytics/reports/alerts/:id',
     {
-      config: { recordScope: 'owner' },
+      config: { recordScope: 'owner', errors: ['BAD_GATEWAY'] },
       schema: {
         tags,
         operationId: 'updateReportAlert',
@@ -347,6 +350,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/analytics/dashboard/revenue',
     {
+      config: { errors: ['BAD_GATEWAY'] },
       schema: {
         tags,
         operationId: 'getRevenueDashboard',

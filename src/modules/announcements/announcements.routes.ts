@@ -37,7 +37,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/courses/:id/announcements',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['BAD_GATEWAY'] },
       schema: {
         tags,
         operationId: 'createAnnouncement',

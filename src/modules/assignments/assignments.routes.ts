@@ -37,7 +37,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/assignments/:id',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'getAssignment',
@@ -73,7 +73,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/assignments/:id/submit',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'submitAssignment',

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { deletedSchema, envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
+import { deletedSchema, envelope, errorResponse, ok } from '../../platform/http/envelope.js';
 import { AppError, validationError } from '../../platform/http/errors.js';
 import { assertCleanInput } from '../../platform/http/input-guard.js';
 import { assertSessionTenant, requestContext } from '../../platform/auth/auth-plugin.js';
@@ -62,7 +62,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/lessons/:id/captions',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'listLessonCaptions',
@@ -98,9 +98,9 @@ const routes: ModuleRoutes = async (app, deps) => {
           body: captionUploadBodyDoc,
           response: {
             201: envelope(captionTrackSchema),
-            409: errorEnvelope.describe('CONFLICT: a concurrent default change won twice; retry'),
-            413: errorEnvelope.describe('PAYLOAD_TOO_LARGE: file over 1 MB'),
-            415: errorEnvelope.describe('UNSUPPORTED_MEDIA_TYPE: body is not multipart/form-data'),
+            409: errorResponse(409, 'a concurrent default change won twice; retry', ['CONFLICT']),
+            413: errorResponse(413, 'file over 1 MB'),
+            415: errorResponse(415, 'body is not multipart/form-data'),
           },
         },
       },
@@ -121,7 +121,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         body: captionUpdateBody,
         response: {
           200: envelope(captionTrackSchema),
-          409: errorEnvelope.describe('CONFLICT: a concurrent default change won twice; retry'),
+          409: errorResponse(409, 'a concurrent default change won twice; retry', ['CONFLICT']),
         },
       },
     },
@@ -147,7 +147,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/lessons/:id/captions/:captionId/transcript',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'getLessonCaptionTranscript',
@@ -158,7 +158,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         params: captionParams,
         response: {
           200: envelope(transcriptSchema),
-          502: errorEnvelope.describe('INTERNAL_ERROR: the stored caption file could not be fetched'),
+          502: errorResponse(502, 'the stored caption file could not be fetched (spec part 7: INTERNAL_ERROR with 502)', ['INTERNAL_ERROR']),
         },
       },
     },

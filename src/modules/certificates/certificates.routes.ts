@@ -1,7 +1,7 @@
 import { certificatesJobs } from './certificates.jobs.js';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
+import { envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { requestContext } from '../../platform/auth/auth-plugin.js';
 import { myCertificates, verifyCertificate } from './certificates.service.js';
 import { certificateSchema, myCertificatesQuery, verificationSchema, verifyQuery } from './certificates.schemas.js';
@@ -38,9 +38,6 @@ const routes: ModuleRoutes = async (app, deps) => {
         querystring: verifyQuery,
         response: {
           200: envelope(verificationSchema),
-          400: errorEnvelope,
-          404: errorEnvelope,
-          429: errorEnvelope,
         },
       },
     },

@@ -26,6 +26,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/compliance/training',
     {
+      config: { errors: ['BAD_GATEWAY'] },
       schema: {
         tags,
         operationId: 'createComplianceTraining',

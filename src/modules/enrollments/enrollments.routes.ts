@@ -1,6 +1,6 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
+import { envelope, errorResponse, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
 import {
   bulkEnrollBody,
@@ -22,13 +22,13 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/courses/:id/enroll',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'selfEnroll',
         summary: 'Enroll yourself (STUDENT) in a published course; fee gating applies',
         params: courseParams,
-        response: { 201: envelope(enrollmentSchema), 402: errorEnvelope, 409: errorEnvelope },
+        response: { 201: envelope(enrollmentSchema), 409: errorResponse(409, 'already ACTIVE or COMPLETED in the course, or no seat left', ['ALREADY_ENROLLED', 'COURSE_FULL']) },
       },
     },
     async (req, reply) => reply.code(201).send(ok(await svc.selfEnroll(ctx(req), req.params.id))),
@@ -97,7 +97,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         description:
           'The answer is the enrollment, now DROPPED, with `deleted: true` (the delete answer of every route, `{id, deleted: true}`, with the record that stays). A COMPLETED enrollment is 409.',
         params: studentParams,
-        response: { 200: envelope(droppedEnrollmentSchema), 409: errorEnvelope },
+        response: { 200: envelope(droppedEnrollmentSchema), 409: errorResponse(409, 'a COMPLETED enrollment cannot be dropped', ['CONFLICT']) },
       },
     },
     async (req) => ok({ ...(await svc.unenroll(ctx(req), req.params.id, req.params.studentId)), deleted: true as const }),

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
+import { envelope, errorResponse, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import type { Deps } from '../../platform/context.js';
 import { requestContext } from '../../platform/auth/auth-plugin.js';
 import { DOWNLOAD_PATH_PREFIX, UPLOAD_PATH_PREFIX } from '../../platform/storage/signed-urls.js';
@@ -89,11 +89,10 @@ async function signedRoutes(scope: FastifyInstance, deps: Deps) {
     querystring: signedQuery,
     response: {
       201: envelope(storedObjectSchema),
-      403: errorEnvelope,
-      409: errorEnvelope,
-      413: errorEnvelope,
-      415: errorEnvelope,
-      429: errorEnvelope,
+      403: errorResponse(403, 'the signature has expired or was altered', ['FORBIDDEN']),
+      409: errorResponse(409, 'an object is already stored under the key', ['CONFLICT']),
+      413: errorResponse(413, 'over the size the signature grants'),
+      415: errorResponse(415, 'not the Content-Type the signature grants'),
     },
   };
 
@@ -108,9 +107,8 @@ async function signedRoutes(scope: FastifyInstance, deps: Deps) {
         description: 'the object bytes, with its stored Content-Type',
         content: { 'application/octet-stream': { schema: binarySchema } },
       },
-      403: errorEnvelope,
-      404: errorEnvelope,
-      429: errorEnvelope,
+      403: errorResponse(403, 'the signature has expired or was altered', ['FORBIDDEN']),
+      404: errorResponse(404, 'no object under the key'),
     },
   };
 
@@ -141,7 +139,10 @@ const routes: ModuleRoutes = async (app, deps) => {
           "would exceed the caller's or the institution's quota (registered files plus pending uploads). An upload " +
           'not registered within 24 hours is removed from storage.',
         body: presignBody,
-        response: { 200: envelope(presignSchema), 413: errorEnvelope },
+        response: {
+          200: envelope(presignSchema),
+          413: errorResponse(413, 'the upload would exceed the caller’s or the institution’s quota (`details`: scope, quota, used, requested)'),
+        },
       },
     },
     async (req) => ok(await filesService.presignUpload(ctxOf(req), req.body)),
@@ -179,8 +180,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         body: registerFileBody,
         response: {
           201: envelope(fileSchema),
-          409: errorEnvelope,
-          413: errorEnvelope,
+          409: errorResponse(409, 'the key is already registered', ['CONFLICT']),
+          413: errorResponse(413, 'the stored object is larger than its type allows (it is removed)'),
         },
       },
     },

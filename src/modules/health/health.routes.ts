@@ -1,5 +1,5 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
-import { envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
+import { envelope, errorResponse, ok } from '../../platform/http/envelope.js';
 import { sendError } from '../../platform/http/errors-plugin.js';
 import { livenessSchema, readinessSchema } from './health.schemas.js';
 
@@ -24,7 +24,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags: ['health'],
         operationId: 'readyz',
         summary: 'The database is reachable and the process is not shutting down',
-        response: { 200: envelope(readinessSchema), 503: errorEnvelope },
+        response: { 200: envelope(readinessSchema), 503: errorResponse(503, 'shutting down, or the database is not reachable') },
       },
     },
     async (_req, reply) => {

@@ -1,6 +1,6 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
+import { envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
 import {
   catalogueQuery,
@@ -75,7 +75,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/learn/:courseId/:lessonId',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'learnLesson',
@@ -83,7 +83,6 @@ const routes: ModuleRoutes = async (app, deps) => {
         params: courseLessonParams,
         response: {
           200: envelope(learnLessonSchema),
-          402: errorEnvelope,
         },
       },
     },
@@ -92,7 +91,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/lessons/:id',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'getLesson',

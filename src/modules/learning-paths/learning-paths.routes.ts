@@ -110,7 +110,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/learning-paths/:id/enroll',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'enrollLearningPath',

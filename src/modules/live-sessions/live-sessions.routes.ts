@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
+import { envelope, errorResponse, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { AppError } from '../../platform/http/errors.js';
 import { parseJsonBody } from '../../platform/http/input-guard.js';
 import type { Deps } from '../../platform/context.js';
@@ -78,6 +78,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/live-sessions',
     {
+      config: { errors: ['BAD_GATEWAY'] },
       schema: {
         tags,
         operationId: 'createLiveSession',
@@ -260,7 +261,10 @@ const routes: ModuleRoutes = async (app, deps) => {
           'PENDING is committed before the recorder is called (two rapid starts make one recording); success → RECORDING with `recordingStartedAt`. ' +
           '503 SERVICE_UNAVAILABLE with a friendly message when recording is not configured or the recorder answers 404 or fails (the prior status is put back).',
         params: idParams,
-        response: { 200: envelope(recordingStartSchema), 503: errorEnvelope },
+        response: {
+          200: envelope(recordingStartSchema),
+          503: errorResponse(503, 'recording is not configured, or the recorder refused or could not be reached (`details.reason`)'),
+        },
       },
     },
     async (req) => ok(await startRecording(ctxOf(req), req.params.id)),
@@ -278,7 +282,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           'PENDING or RECORDING → PROCESSING with `recordingStoppedAt`, and the recorder is told to stop; when it cannot be reached the recording is FAILED and the answer 503. ' +
           'Any other status changes nothing: `alreadyStopped: true`. The recorder then calls the webhook (READY or FAILED).',
         params: idParams,
-        response: { 200: envelope(recordingStopSchema), 503: errorEnvelope },
+        response: { 200: envelope(recordingStopSchema), 503: errorResponse(503, 'the recorder could not be told to stop (the recording is FAILED)') },
       },
     },
     async (req) => ok(await stopRecording(ctxOf(req), req.params.id)),
@@ -326,7 +330,11 @@ function webhookRoute(r: ReturnType<typeof typed>, deps: Deps) {
           '`recording_failed` → FAILED (from RECORDING or PROCESSING); `recording_uploaded` → READY with `recordingUrl` and `recordingDuration`, then LIVE_CLASS_RECORDING_READY to every ACTIVE or COMPLETED ' +
           'enrollment, sent by the worker (the answer does not wait). Only a PROCESSING recording changes: a replay is 200 `ignored` and sends nothing.',
         body: webhookBody,
-        response: { 200: envelope(webhookResultSchema), 401: errorEnvelope, 503: errorEnvelope },
+        response: {
+          200: envelope(webhookResultSchema),
+          401: errorResponse(401, 'missing or invalid webhook signature'),
+          503: errorResponse(503, 'RECORDING_WEBHOOK_SECRET or RECORDING_API_TOKEN not configured'),
+        },
       },
     },
     async (req) => ok(await handleRecordingWebhook({ db: deps.database.db, clock: deps.clock, log: req.log, config: deps.config }, req.body)),

@@ -28,7 +28,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/progress',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'updateLessonProgress',
@@ -44,7 +44,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/progress-v2',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'updateLessonProgressBatch',
@@ -62,7 +62,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/pdf-progress',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'updatePdfProgress',
@@ -78,7 +78,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/events',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'recordLearnerEvents',
@@ -97,7 +97,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/interactions',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'recordInteraction',
@@ -130,7 +130,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/blocks/:blockId/answer',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'answerBlock',

@@ -18,8 +18,6 @@ const errorSchema = z.object({
   details: z.record(z.string(), z.unknown()).optional(),
 });
 
-export const errorEnvelope = z.object({ data: z.null(), error: errorSchema }).describe('Error envelope');
-
 export const pageMetaSchema = z.object({
   total: z.number().int(),
   page: z.number().int(),
