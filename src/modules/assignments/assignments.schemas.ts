@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { charsBetween } from '../../platform/text.js';
 import { envelopeWithMeta } from '../../platform/http/envelope.js';
-import { MAX_PAGE_SIZE } from '../../platform/http/pagination.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../platform/http/pagination.js';
 import { PEER_REVIEW_STATUSES, SUBMISSION_STATUSES } from './assignments.tables.js';
 
 /** Spec 8: flag reason 3 to 500 characters; queue preview the first 240 characters. */
@@ -17,12 +17,24 @@ const points = z.number().finite().min(0).max(1_000_000);
 
 export const idParams = z.object({ id: z.string().min(1).max(200) });
 
-const pageQuery = {
-  page: z.coerce.number().int().min(1).default(1),
-  perPage: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional(),
-};
-export const pageOnlyQuery = z.object(pageQuery);
+/** Default page sizes: the moderation view 50 submissions, the caller's review queue 25. */
+export const MODERATION_PAGE_SIZE = 50;
+export const MY_PEER_REVIEWS_PAGE_SIZE = 25;
+
+/** Page fields of these lists (their own: an empty value is refused, not taken as absent), documenting the list's default size. */
+const pageQuery = (defaultSize: number) => ({
+  page: z.coerce.number().int().min(1).default(1).describe('1-indexed page number (default 1)'),
+  perPage: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PAGE_SIZE)
+    .optional()
+    .describe(`page size, 1 to ${MAX_PAGE_SIZE} (default ${defaultSize}); when both perPage and limit are sent, perPage wins`),
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe(`alias of perPage (default ${defaultSize}); perPage wins when both are sent`),
+});
+export const submissionsQuery = z.object(pageQuery(DEFAULT_PAGE_SIZE));
+export const moderationQuery = z.object(pageQuery(MODERATION_PAGE_SIZE));
 
 // ── assignment ───────────────────────────────────────────────────────────────
 
@@ -158,7 +170,7 @@ export const queueQuery = z.object({
     })
     .pipe(z.array(z.enum(PEER_REVIEW_STATUSES)).min(1))
     .describe('comma-separated list of PENDING, SUBMITTED, FLAGGED (the parameter may also repeat); empty items are skipped; default (also when empty) PENDING'),
-  ...pageQuery,
+  ...pageQuery(MY_PEER_REVIEWS_PAGE_SIZE),
 });
 
 const assignmentRef = z.object({ id: z.string(), title: z.string(), maxScore: z.number(), dueDate: z.string(), courseId: z.string(), courseTitle: z.string() });

@@ -7,6 +7,7 @@ import {
   createThreadBody,
   idParams,
   listQuery,
+  repliesQuery,
   moderateReplyBody,
   moderateThreadBody,
   replySchema,
@@ -114,7 +115,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           `${who} A hidden thread is 404 for students. Every reply keeps its place so nesting stays whole (\`parentReplyId\`): deleted replies, and for ` +
           `students hidden ones, come without text and author. ${text}`,
         params: idParams,
-        querystring: listQuery,
+        querystring: repliesQuery,
         response: { 200: threadDetailEnvelope },
       },
     },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { envelopeWithMeta } from '../../platform/http/envelope.js';
-import { paginationFields } from '../../platform/http/pagination.js';
+import { paginationFields, paginationFieldsFor } from '../../platform/http/pagination.js';
 import { rangeInOrder, timeOrDay } from '../../platform/http/time-range.js';
 import { ATTENDANCE_MARKS, LIVE_SESSION_STATUSES, RECORDING_STATUSES } from './live-sessions.tables.js';
 
@@ -114,7 +114,10 @@ export const attendanceRowSchema = z.object({
     ),
 });
 
-export const attendanceQuery = z.object({ ...paginationFields });
+/** Attendance lists (a session's roster, a course's totals) come 50 students a page unless perPage or limit says otherwise. */
+export const ATTENDANCE_PAGE_SIZE = 50;
+
+export const attendanceQuery = z.object({ ...paginationFieldsFor(ATTENDANCE_PAGE_SIZE) });
 
 export const attendanceListSchema = z.object({
   sessionId: z.string(),
@@ -133,7 +136,7 @@ export const attendanceUpdateSchema = z.object({
   totals: totalsSchema,
 });
 
-export const courseAttendanceQuery = z.object({ courseId: id, studentId: id.optional(), ...paginationFields });
+export const courseAttendanceQuery = z.object({ courseId: id, studentId: id.optional(), ...paginationFieldsFor(ATTENDANCE_PAGE_SIZE) });
 
 export const courseAttendanceSchema = z.object({
   courseId: z.string(),
