@@ -64,7 +64,9 @@ export const upsertAssignmentBody = z
       .min(0)
       .max(10)
       .optional()
-      .describe(`reviewers per submission when isPeerAssessed; absent: the assignment's current count, or ${DEFAULT_PEER_REVIEW_COUNT} for a new one`),
+      .describe(
+        `reviewers per submission, used only when isPeerAssessed (an assignment that is not peer-assessed stores 0); absent: the current count of an assignment that was already peer-assessed, else ${DEFAULT_PEER_REVIEW_COUNT}`,
+      ),
     rubric: z
       .strictObject({
         title: z.string().trim().min(1).max(200),
@@ -79,7 +81,7 @@ export const upsertAssignmentBody = z
       })
       .nullable()
       .optional()
-      .describe('null or absent: no rubric (reviews then give a score from 0 to maxScore)'),
+      .describe('absent: the current rubric stays (a new assignment has none); null: removes the rubric (reviews then give a score from 0 to maxScore)'),
   })
   .refine((b) => b.passingScore == null || b.passingScore <= b.maxScore, { message: 'passingScore cannot exceed maxScore', path: ['passingScore'] })
   .refine((b) => !b.isPeerAssessed || b.peerReviewCount === undefined || b.peerReviewCount >= 1, {

@@ -148,8 +148,12 @@ const routes: ModuleRoutes = async (app, deps) => {
       schema: {
         tags,
         operationId: 'listModules',
-        summary:
-          'Modules of a course with their lessons, in order: whole lessons for course managers; for everyone else the outline with lock state, and content (answer fields stripped) only for lessons they may open',
+        summary: 'Modules of a course, in order, each with its lessons',
+        description:
+          'Course managers get whole lessons; everyone else the outline with lock state, and content (answer fields stripped) only for lessons they may ' +
+          'open (enrolled, unlocked, fees allowing: a fee-gated student simply gets no content, not 402). Lessons without a module are not included: ' +
+          'GET /api/learn/{courseId} lists them as `lessonsWithoutModule`. Anyone who may see the course: managers, or a PUBLISHED course, or one the caller ' +
+          'has an enrollment in; otherwise 404 NOT_FOUND.',
         params: idParams,
         response: { 200: envelope(outlineModuleSchema.array()) },
       },

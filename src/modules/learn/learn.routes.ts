@@ -79,7 +79,12 @@ const routes: ModuleRoutes = async (app, deps) => {
       schema: {
         tags,
         operationId: 'learnLesson',
-        summary: 'Lesson content: needs an ACTIVE or COMPLETED enrollment (403 ENROLLMENT_REQUIRED), unlocked (403 LESSON_LOCKED), fees not overdue when gated (402)',
+        summary: 'Lesson content with the caller’s progress and the previous and next lessons',
+        description:
+          'Course managers (canManageCourses) open any lesson of the institution, without an enrollment, drip locks or fee gating. Learners need an ACTIVE or ' +
+          'COMPLETED enrollment (403 ENROLLMENT_REQUIRED), the lesson unlocked (403 LESSON_LOCKED, also for a course behind an uncompleted one of their ' +
+          'learning path) and, when the institution gates on fees, fees not overdue (402 FEE_OVERDUE); answer fields are stripped from their blocks. ' +
+          'Opening it stamps the enrollment’s lastAccessedAt. An unknown course, a lesson of another course, or one the caller may not know: 404 NOT_FOUND.',
         params: courseLessonParams,
         response: {
           200: envelope(learnLessonSchema),
