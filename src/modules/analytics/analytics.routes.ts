@@ -217,7 +217,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'listReportSchedules',
         summary: 'Schedules of a saved report, with each one’s next due time and last run',
-        description: 'Whoever may see the report.',
+        description:
+          'Whoever may see the report: TEACHER or ADMIN (anyone else 403 FORBIDDEN), its owner, any staff when it is SHARED, an ADMIN always; a report the caller cannot see 404 NOT_FOUND.',
         params: idParams,
         response: { 200: envelope(scheduleListSchema) },
       },
@@ -236,7 +237,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         description:
           `${OWNER} \`time\` is local in \`timezone\` (default the institution’s); WEEKLY needs \`dayOfWeek\`, MONTHLY \`dayOfMonth\` (a shorter month runs on its last day). ` +
           '`recipients` are staff user ids of the institution, checked with the CRM (default: the caller). The report-schedules cron sends each due time ' +
-          'once: REPORT_SCHEDULED with the export attached (a link instead above 10 MB). Audited (`report_schedule.create`).',
+          'once: REPORT_SCHEDULED with the export attached (a link instead above 10 MB). Audited (`report_schedule.create`). A recipient the CRM does not know as staff of the institution is 400 VALIDATION_ERROR naming it; 502 BAD_GATEWAY when the CRM cannot answer that check.',
         params: idParams,
         body: createScheduleBody,
         response: { 201: envelope(scheduleSchema) },
@@ -253,7 +254,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'updateReportSchedule',
         summary: 'Change a report schedule',
-        description: `${OWNER} A changed cadence, time or zone (or switching it back on) counts the next due time from now. Audited (\`report_schedule.update\`).`,
+        description: `${OWNER} A changed cadence, time or zone (or switching it back on) counts the next due time from now. Audited (\`report_schedule.update\`). When \`recipients\` is sent, a recipient the CRM does not know as staff of the institution is 400 VALIDATION_ERROR naming it; 502 BAD_GATEWAY when the CRM cannot answer that check.`,
         params: idParams,
         body: updateScheduleBody,
         response: { 200: envelope(scheduleSchema) },
@@ -286,7 +287,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'listReportAlerts',
         summary: 'Alerts of a saved report, with their state and last value',
-        description: 'Whoever may see the report.',
+        description:
+          'Whoever may see the report: TEACHER or ADMIN (anyone else 403 FORBIDDEN), its owner, any staff when it is SHARED, an ADMIN always; a report the caller cannot see 404 NOT_FOUND.',
         params: idParams,
         response: { 200: envelope(alertListSchema) },
       },
@@ -305,7 +307,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         description:
           `${OWNER} \`metric\` is \`rowCount\` or the \`as\` name of one of the report’s aggregates (computed over all its rows). The report-schedules cron ` +
           'evaluates it: when the comparison starts to hold the recipients get REPORT_ALERT once; it is not sent again until an evaluation finds it ' +
-          'false (cleared). Audited (`report_alert.create`).',
+          'false (cleared). Audited (`report_alert.create`). A recipient the CRM does not know as staff of the institution is 400 VALIDATION_ERROR naming it; 502 BAD_GATEWAY when the CRM cannot answer that check.',
         params: idParams,
         body: createAlertBody,
         response: { 201: envelope(alertSchema) },
@@ -322,7 +324,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'updateReportAlert',
         summary: 'Change a report alert',
-        description: `${OWNER} A changed metric, comparison or threshold starts again from OK. Audited (\`report_alert.update\`).`,
+        description: `${OWNER} A changed metric, comparison or threshold starts again from OK. Audited (\`report_alert.update\`). When \`recipients\` is sent, a recipient the CRM does not know as staff of the institution is 400 VALIDATION_ERROR naming it; 502 BAD_GATEWAY when the CRM cannot answer that check.`,
         params: idParams,
         body: updateAlertBody,
         response: { 200: envelope(alertSchema) },
@@ -357,7 +359,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Enrollment volume by period and, optionally, the CRM fee standing of enrolled students (ADMIN)',
         description:
           'Administrators only (others 403). No prices or payments exist in this service, so no money is computed from its data: see `definition` in the answer. ' +
-          '`includeFees=true` reads the fee status of up to 500 students with an ACTIVE enrollment from the CRM. Cached until the next analytics-snapshot run.',
+          '`includeFees=true` reads the fee status of up to 500 students with an ACTIVE enrollment from the CRM. Cached until the next analytics-snapshot run. With includeFees, a student whose fee status the CRM cannot give counts as UNKNOWN; 502 BAD_GATEWAY only when the CRM cannot name the institution.',
         querystring: revenueQuery,
         response: { 200: envelope(revenueSchema) },
       },

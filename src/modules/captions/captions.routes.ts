@@ -67,7 +67,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'listLessonCaptions',
         summary: 'Caption tracks of a lesson, default track first',
-        description: 'Open to course managers and to learners with an ACTIVE or COMPLETED enrollment (else 403 ENROLLMENT_REQUIRED).',
+        description:
+          'Open to course managers and to learners with an ACTIVE or COMPLETED enrollment (else 403 ENROLLMENT_REQUIRED). Course managers need nothing more; learners also need the lesson unlocked (403 LESSON_LOCKED) and, where fee gating is on, fees not overdue (402 FEE_OVERDUE). A lesson the caller may not know 404 NOT_FOUND.',
         params: lessonParams,
         response: { 200: envelope(captionTrackSchema.array()) },
       },
@@ -116,7 +117,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'updateLessonCaption',
         summary: 'Change the label, language or default flag of a caption track',
-        description: 'Requires canManageCourses. isDefault true demotes the other default of the same (lesson, blockId).',
+        description:
+          'Requires canManageCourses. isDefault true demotes the other default of the same (lesson, blockId). canManageCourses only (403 FORBIDDEN otherwise), any course of the institution; an unknown lesson or track 404 NOT_FOUND. 400 VALIDATION_ERROR for an unsupported language or an empty label; 409 CONFLICT when a concurrent default change won (retry). Audited.',
         params: captionParams,
         body: captionUpdateBody,
         response: {
@@ -136,7 +138,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'deleteLessonCaption',
         summary: 'Delete a caption track and its stored file',
-        description: 'Requires canManageCourses. Removing the stored file is best-effort: the track is removed even if it fails.',
+        description:
+          'Requires canManageCourses. Removing the stored file is best-effort: the track is removed even if it fails. canManageCourses only (403 FORBIDDEN otherwise), any course of the institution; an unknown lesson or track 404 NOT_FOUND. Audited.',
         params: captionParams,
         response: { 200: envelope(deletedSchema) },
       },
@@ -154,7 +157,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'The cues of a caption track as a transcript',
         description:
           'Parsed from the stored WebVTT file; cached server-side for 3600 s and sent with ' +
-          '`Cache-Control: private, max-age=3600`. 502 INTERNAL_ERROR when the stored file cannot be fetched.',
+          '`Cache-Control: private, max-age=3600`. 502 INTERNAL_ERROR when the stored file cannot be fetched. Who may open the lesson: course managers, and learners with an ACTIVE or COMPLETED enrollment (403 ENROLLMENT_REQUIRED), the lesson unlocked (403 LESSON_LOCKED) and, where fee gating is on, fees not overdue (402 FEE_OVERDUE); an unknown lesson or track 404 NOT_FOUND.',
         params: captionParams,
         response: {
           200: envelope(transcriptSchema),

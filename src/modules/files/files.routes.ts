@@ -85,7 +85,7 @@ async function signedRoutes(scope: FastifyInstance, deps: Deps) {
     description:
       'The URL comes from POST /api/upload; its signature grants one key, one Content-Type (else 415) and a size ' +
       'limit (else 413) until it expires (expired or altered → 403 FORBIDDEN). An existing object is never ' +
-      'replaced (409 CONFLICT). The body is the raw file.',
+      'replaced (409 CONFLICT). The body is the raw file. Public: the signature, not a session, grants access (no 401).',
     querystring: signedQuery,
     response: {
       201: envelope(storedObjectSchema),
@@ -100,7 +100,8 @@ async function signedRoutes(scope: FastifyInstance, deps: Deps) {
     tags,
     operationId: 'getSignedFile',
     summary: 'Download a stored object through a signed URL (local storage)',
-    description: 'Signed URLs come from file rows (`url`) and caption tracks (`vttUrl`). Expired or altered → 403 FORBIDDEN.',
+    description:
+      'Signed URLs come from file rows (`url`) and caption tracks (`vttUrl`). Expired or altered → 403 FORBIDDEN. Public: the signature, not a session, grants access (no 401); no object under the key 404 NOT_FOUND.',
     querystring: signedQuery,
     response: {
       200: {
@@ -155,7 +156,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'listFiles',
         summary: "Files of the caller's institution, newest first",
-        description: 'Course managers see every file of the institution; other users see the files they registered.',
+        description:
+          'Course managers see every file of the institution; other users see the files they registered. Any signed-in user. 400 VALIDATION_ERROR for a bad filter or page value.',
         querystring: listFilesQuery,
         response: { 200: pagedEnvelope(fileSchema) },
       },

@@ -12,7 +12,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags: ['health'],
         operationId: 'healthz',
         summary: 'The process is alive',
-        description: 'Liveness probe: public, outside /api, not rate-limited. 200 while the process serves requests; it does not touch the database (see /readyz).',
+        description:
+          'Liveness probe: public, outside /api, not rate-limited. 200 while the process serves requests; it does not touch the database (see /readyz). Only a server fault answers otherwise (500 INTERNAL_ERROR).',
         response: { 200: envelope(livenessSchema) },
       },
     },

@@ -129,7 +129,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           'Newest first; `page` and `perPage`/`limit` (default 20, max 100) with `meta`. Course managers (canManageCourses) see every ' +
           'student’s attempts (or one student’s with `studentId`) with `studentName` from the CRM (a generic label when it is unknown); ' +
           'anyone else of the institution sees only their own (`studentName` null), also after leaving the course. Results show per question ' +
-          'whether the answer was right and the points, never the right answer or an explanation. An IN_PROGRESS attempt past its deadline + 30 s shows as EXPIRED.',
+          'whether the answer was right and the points, never the right answer or an explanation. An IN_PROGRESS attempt past its deadline + 30 s shows as EXPIRED. An unknown lesson, or one the caller may not know, 404 NOT_FOUND; 400 VALIDATION_ERROR for a bad page value.',
         params: quizParams,
         querystring: listAttemptsQuery,
         response: { 200: pagedEnvelope(staffAttemptSchema) },
