@@ -423,7 +423,8 @@ describe('docs', () => {
     expect(lrsRoutes.length).toBeGreaterThanOrEqual(10);
     for (const r of lrsRoutes) {
       const op = doc.paths[r.url][r.method.toLowerCase()];
-      for (const status of ['400', '401', '404', '429', '500']) {
+      // GET /about needs no authorization and reads no parameter: it fails only when rate-limited or on a server error.
+      for (const status of r.url === '/api/xapi/about' ? ['429', '500'] : ['400', '401', '404', '429', '500']) {
         expect(op.responses[status]?.content?.['text/plain']?.schema, `${r.method} ${r.url} ${status}`).toBeDefined();
         expect(op.responses[status]?.content?.['application/json'], `${r.method} ${r.url} ${status}`).toBeUndefined();
       }
@@ -431,7 +432,9 @@ describe('docs', () => {
     }
     for (const r of routes.filter((x) => !isLrs(x.url))) {
       const op = doc.paths[r.url.replace(/:(\w+)/g, '{$1}')][r.method.toLowerCase()];
-      for (const status of ['400', '401', '403', '404', '409', '429', '500']) {
+      // Routes that need no authentication (security [] or an optional {}) do not list 401 unless they say why (the webhook's signature).
+      const authenticated = op.security.length > 0 && !op.security.some((s: object) => Object.keys(s).length === 0);
+      for (const status of ['400', '403', '404', '409', '429', '500', ...(authenticated ? ['401'] : [])]) {
         const schema = op.responses[status]?.content?.['application/json']?.schema;
         expect(schema, `${r.method} ${r.url} ${status}`).toBeDefined();
         expect(Object.keys(schema.properties ?? {}).sort(), `${r.method} ${r.url} ${status}`).toEqual(['data', 'error']);
@@ -442,6 +445,131 @@ describe('docs', () => {
     expect(upload['409'].description).toMatch(/^CONFLICT/);
     expect(upload['413'].description).toMatch(/^PAYLOAD_TOO_LARGE/);
     expect(doc.paths['/healthz'].get.responses['500']).toBeDefined();
+  });
+
+  it('documents the errors of each route: per-status codes, no 401 without authentication, 413/415 with a body, 402 where fees gate, 502/503 where they happen', async () => {
+    const doc = JSON.parse((await t.request('GET', '/openapi.json')).raw);
+    const op = (path: string, method: string) => doc.paths[path][method];
+    // Each status names its codes (ERROR_STATUS) and documents error.code as their enum.
+    const forbidden = op('/api/courses', 'post').responses['403'];
+    expect(forbidden.description).toMatch(/^FORBIDDEN, TENANT_MISMATCH, ENROLLMENT_REQUIRED or LESSON_LOCKED/);
+    expect(forbidden.content['application/json'].schema.properties.error.properties.code.enum).toEqual(['FORBIDDEN', 'TENANT_MISMATCH', 'ENROLLMENT_REQUIRED', 'LESSON_LOCKED']);
+    expect(op('/api/courses', 'post').responses['409'].content['application/json'].schema.properties.error.properties.code.enum).toEqual([
+      'ALREADY_ENROLLED',
+      'COURSE_FULL',
+      'ATTEMPT_LIMIT',
+      'CONFLICT',
+    ]);
+    // Routes without authentication do not list 401 (the webhook does: a bad signature is 401).
+    for (const [path, method] of [
+      ['/api/certificates/verify', 'get'],
+      ['/api/xapi/about', 'get'],
+      ['/api/web/config', 'get'],
+      ['/api/auth/session', 'get'],
+      ['/api/files/raw/{tenant}/{kind}/{object}', 'get'],
+      ['/healthz', 'get'],
+      ['/readyz', 'get'],
+    ]) {
+      expect(op(path, method).responses['401'], `${method} ${path}`).toBeUndefined();
+    }
+    expect(op('/api/webhooks/meet-recording', 'post').responses['401'].description).toMatch(/^AUTH_REQUIRED: .*signature/);
+    // xAPI statements use Basic auth (plain-text errors), cron routes the cron secret: both list 401.
+    expect(op('/api/xapi/statements', 'post').responses['401']).toBeDefined();
+    expect(op('/api/cron/assignment-reminders', 'get').responses['401'].description).toMatch(/CRON_SECRET/);
+    // A JSON body can be too large or of another type.
+    for (const [path, method] of [
+      ['/api/courses', 'post'],
+      ['/api/courses/{id}', 'patch'],
+      ['/api/lessons/{id}/progress', 'post'],
+      ['/api/notifications/preferences', 'delete'],
+    ]) {
+      expect(op(path, method).responses['413'].description, `${method} ${path}`).toMatch(/^PAYLOAD_TOO_LARGE/);
+      expect(op(path, method).responses['415'].description, `${method} ${path}`).toMatch(/^UNSUPPORTED_MEDIA_TYPE/);
+    }
+    expect(op('/api/courses', 'get').responses['413']).toBeUndefined();
+    // Every route the fee-gating rule guards lists 402 FEE_OVERDUE; routes it does not guard do not.
+    const feeGated = [
+      'getLesson',
+      'learnLesson',
+      'getAssignment',
+      'submitAssignment',
+      'updateLessonProgress',
+      'updateLessonProgressBatch',
+      'updatePdfProgress',
+      'recordLearnerEvents',
+      'recordInteraction',
+      'answerBlock',
+      'listLessonCaptions',
+      'getLessonCaptionTranscript',
+      'getQuiz',
+      'startQuizAttempt',
+      'submitQuizAttempt',
+      'launchScorm',
+      'scormPlayer',
+      'trackScorm',
+      'selfEnroll',
+      'enrollLearningPath',
+    ];
+    const ops = Object.values(doc.paths as Record<string, Record<string, any>>).flatMap((item) => Object.values(item));
+    const byId = new Map(ops.map((o) => [o.operationId, o]));
+    for (const id of feeGated) expect(byId.get(id)?.responses['402']?.description, id).toMatch(/^FEE_OVERDUE/);
+    expect(
+      ops
+        .filter((o) => o.responses['402'])
+        .map((o) => o.operationId)
+        .sort(),
+    ).toEqual([...feeGated].sort());
+    // Upstream and timeout failures where they happen.
+    expect(byId.get('createAnnouncement').responses['502'].description).toMatch(/^BAD_GATEWAY/);
+    expect(byId.get('runReport').responses['503'].description).toMatch(/^SERVICE_UNAVAILABLE: .*statement_timeout/);
+    expect(byId.get('getLessonCaptionTranscript').responses['502'].description).toMatch(/^INTERNAL_ERROR/);
+    expect(byId.get('listCourses').responses['502']).toBeUndefined();
+  });
+
+  it('gives every operation a description, and every success response one of its own', async () => {
+    const doc = JSON.parse((await t.request('GET', '/openapi.json')).raw);
+    // The test routes of this file (/api/test/…) are not the service's.
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, any>>).filter(([p]) => !p.startsWith('/api/test/'))) {
+      for (const [method, op] of Object.entries(item)) {
+        expect(op.description?.length ?? 0, `${method} ${path} (${op.operationId}) has no description`).toBeGreaterThan(20);
+        for (const [status, response] of Object.entries(op.responses as Record<string, { description: string }>)) {
+          expect(response.description, `${method} ${path} ${status}`).not.toBe('Default Response');
+        }
+      }
+    }
+    expect(doc.paths['/api/courses'].post.responses['201'].description).toBe('Created');
+    expect(doc.paths['/api/courses'].get.responses['200'].description).toBe('OK');
+  });
+
+  it("documents each list's default page size and that perPage wins over limit", async () => {
+    const doc = JSON.parse((await t.request('GET', '/openapi.json')).raw);
+    const sizeParam = (path: string, name = 'perPage') => doc.paths[path].get.parameters.find((p: { name: string }) => p.name === name);
+    for (const [path, size] of [
+      ['/api/courses', 20],
+      ['/api/me/peer-reviews', 25],
+      ['/api/audit-log', 50],
+      ['/api/discussions/{id}', 50],
+      ['/api/live-sessions/{id}/attendance', 50],
+      ['/api/live-sessions/attendance-summary', 50],
+      ['/api/assignments/{id}/peer-reviews', 50],
+      ['/api/categories', 100],
+    ] as const) {
+      expect(sizeParam(path).description, path).toMatch(new RegExp(`\\(default ${size}\\); when both perPage and limit are sent, perPage wins`));
+      expect(sizeParam(path, 'limit').description, path).toMatch(new RegExp(`default ${size}\\); perPage wins`));
+    }
+    // Notifications take limit first (perPage is its alias there).
+    expect(sizeParam('/api/notifications', 'limit').description).toMatch(/default 25\); here limit wins/);
+  });
+
+  it('documents the certificate code as required; a missing one is still the service’s 400', async () => {
+    const doc = JSON.parse((await t.request('GET', '/openapi.json')).raw);
+    const code = doc.paths['/api/certificates/verify'].get.parameters.find((p: { name: string }) => p.name === 'code');
+    expect(code.required).toBe(true);
+    for (const query of [undefined, { code: '' }, { code: '  ' }]) {
+      const res = await t.request('GET', '/api/certificates/verify', { query });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toEqual({ code: 'VALIDATION_ERROR', message: 'code is required', details: { fields: [{ field: 'querystring.code', message: 'required' }] } });
+    }
   });
 
   it('documents one deletion result, {id, deleted: true}, for every DELETE that removes', async () => {

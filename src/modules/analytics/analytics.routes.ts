@@ -1,6 +1,6 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { deletedSchema, envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
+import { deletedSchema, envelope, errorResponse, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
 import { routeRateLimits } from '../../platform/http/rate-limit.js';
 import * as reports from './analytics.service.js';
@@ -38,6 +38,8 @@ import {
 
 const tags = ['analytics'];
 const STAFF = 'Teachers and administrators (others 403).';
+/** A report stopped by its statement timeout (analytics.query.ts `reportTimeoutError`). */
+const REPORT_TIMEOUT = errorResponse(503, 'the report ran past REPORT_STATEMENT_TIMEOUT_MS and was stopped (`details.reason` statement_timeout)');
 const OWNER = 'The report’s owner or an administrator (other staff who can see it 403; a report the caller cannot see 404).';
 
 /** Spec 4.9 analytics rows: registry, run and export, saved reports, schedules, alerts, dashboards. */
@@ -75,7 +77,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           '`REPORT_STATEMENT_TIMEOUT_MS` is stopped: 503 with `details.reason` `statement_timeout`. Pages of at most 100 rows (default 50): `page` and `perPage` (or its alias `limit`) in the body, or else in the query string; `meta.total` counts all rows (at most 100,000).',
         body: runBody,
         querystring: runQuery,
-        response: { 200: runResponse },
+        response: { 200: runResponse, 503: REPORT_TIMEOUT },
       },
     },
     async (req) => {
@@ -108,6 +110,7 @@ const routes: ModuleRoutes = async (app, deps) => {
               'application/pdf': { schema: pdfFileSchema },
             },
           },
+          503: REPORT_TIMEOUT,
         },
       },
     },
@@ -214,7 +217,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'listReportSchedules',
         summary: 'Schedules of a saved report, with each one’s next due time and last run',
-        description: 'Whoever may see the report.',
+        description:
+          'Whoever may see the report: TEACHER or ADMIN (anyone else 403 FORBIDDEN), its owner, any staff when it is SHARED, an ADMIN always; a report the caller cannot see 404 NOT_FOUND.',
         params: idParams,
         response: { 200: envelope(scheduleListSchema) },
       },
@@ -225,7 +229,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/analytics/reports/:id/schedules',
     {
-      config: { recordScope: 'owner' },
+      config: { recordScope: 'owner', errors: ['BAD_GATEWAY'] },
       schema: {
         tags,
         operationId: 'createReportSchedule',
@@ -233,7 +237,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         description:
           `${OWNER} \`time\` is local in \`timezone\` (default the institution’s); WEEKLY needs \`dayOfWeek\`, MONTHLY \`dayOfMonth\` (a shorter month runs on its last day). ` +
           '`recipients` are staff user ids of the institution, checked with the CRM (default: the caller). The report-schedules cron sends each due time ' +
-          'once: REPORT_SCHEDULED with the export attached (a link instead above 10 MB). Audited (`report_schedule.create`).',
+          'once: REPORT_SCHEDULED with the export attached (a link instead above 10 MB). Audited (`report_schedule.create`). A recipient the CRM does not know as staff of the institution is 400 VALIDATION_ERROR naming it; 502 BAD_GATEWAY when the CRM cannot answer that check.',
         params: idParams,
         body: createScheduleBody,
         response: { 201: envelope(scheduleSchema) },
@@ -245,12 +249,12 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/analytics/reports/schedules/:id',
     {
-      config: { recordScope: 'owner' },
+      config: { recordScope: 'owner', errors: ['BAD_GATEWAY'] },
       schema: {
         tags,
         operationId: 'updateReportSchedule',
         summary: 'Change a report schedule',
-        description: `${OWNER} A changed cadence, time or zone (or switching it back on) counts the next due time from now. Audited (\`report_schedule.update\`).`,
+        description: `${OWNER} A changed cadence, time or zone (or switching it back on) counts the next due time from now. Audited (\`report_schedule.update\`). When \`recipients\` is sent, a recipient the CRM does not know as staff of the institution is 400 VALIDATION_ERROR naming it; 502 BAD_GATEWAY when the CRM cannot answer that check.`,
         params: idParams,
         body: updateScheduleBody,
         response: { 200: envelope(scheduleSchema) },
@@ -283,7 +287,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'listReportAlerts',
         summary: 'Alerts of a saved report, with their state and last value',
-        description: 'Whoever may see the report.',
+        description:
+          'Whoever may see the report: TEACHER or ADMIN (anyone else 403 FORBIDDEN), its owner, any staff when it is SHARED, an ADMIN always; a report the caller cannot see 404 NOT_FOUND.',
         params: idParams,
         response: { 200: envelope(alertListSchema) },
       },
@@ -294,7 +299,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/analytics/reports/:id/alerts',
     {
-      config: { recordScope: 'owner' },
+      config: { recordScope: 'owner', errors: ['BAD_GATEWAY'] },
       schema: {
         tags,
         operationId: 'createReportAlert',
@@ -302,7 +307,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         description:
           `${OWNER} \`metric\` is \`rowCount\` or the \`as\` name of one of the report’s aggregates (computed over all its rows). The report-schedules cron ` +
           'evaluates it: when the comparison starts to hold the recipients get REPORT_ALERT once; it is not sent again until an evaluation finds it ' +
-          'false (cleared). Audited (`report_alert.create`).',
+          'false (cleared). Audited (`report_alert.create`). A recipient the CRM does not know as staff of the institution is 400 VALIDATION_ERROR naming it; 502 BAD_GATEWAY when the CRM cannot answer that check.',
         params: idParams,
         body: createAlertBody,
         response: { 201: envelope(alertSchema) },
@@ -314,12 +319,12 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.patch(
     '/api/analytics/reports/alerts/:id',
     {
-      config: { recordScope: 'owner' },
+      config: { recordScope: 'owner', errors: ['BAD_GATEWAY'] },
       schema: {
         tags,
         operationId: 'updateReportAlert',
         summary: 'Change a report alert',
-        description: `${OWNER} A changed metric, comparison or threshold starts again from OK. Audited (\`report_alert.update\`).`,
+        description: `${OWNER} A changed metric, comparison or threshold starts again from OK. Audited (\`report_alert.update\`). When \`recipients\` is sent, a recipient the CRM does not know as staff of the institution is 400 VALIDATION_ERROR naming it; 502 BAD_GATEWAY when the CRM cannot answer that check.`,
         params: idParams,
         body: updateAlertBody,
         response: { 200: envelope(alertSchema) },
@@ -347,13 +352,14 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/analytics/dashboard/revenue',
     {
+      config: { errors: ['BAD_GATEWAY'] },
       schema: {
         tags,
         operationId: 'getRevenueDashboard',
         summary: 'Enrollment volume by period and, optionally, the CRM fee standing of enrolled students (ADMIN)',
         description:
           'Administrators only (others 403). No prices or payments exist in this service, so no money is computed from its data: see `definition` in the answer. ' +
-          '`includeFees=true` reads the fee status of up to 500 students with an ACTIVE enrollment from the CRM. Cached until the next analytics-snapshot run.',
+          '`includeFees=true` reads the fee status of up to 500 students with an ACTIVE enrollment from the CRM. Cached until the next analytics-snapshot run. With includeFees, a student whose fee status the CRM cannot give counts as UNKNOWN; 502 BAD_GATEWAY only when the CRM cannot name the institution.',
         querystring: revenueQuery,
         response: { 200: envelope(revenueSchema) },
       },

@@ -62,16 +62,16 @@ const source = {
 export const runBody = z.strictObject({
   ...source,
   page: z.number().int().min(1).max(100_000).optional().describe('1-indexed page (default 1)'),
-  perPage: z.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('rows per page, at most 100 (default 50)'),
-  limit: z.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('alias of perPage (spec 4.1)'),
+  perPage: z.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('rows per page, at most 100 (default 50); when both perPage and limit are sent, perPage wins'),
+  limit: z.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('alias of perPage (spec 4.1; default 50); perPage wins when both are sent'),
 });
 export type RunBody = z.infer<typeof runBody>;
 
 /** The page may also be asked in the query string, as on every paginated GET; the body's values win. */
 export const runQuery = z.object({
-  page: z.coerce.number().int().min(1).max(100_000).optional().describe('as `page` in the body'),
-  perPage: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('as `perPage` in the body'),
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('alias of perPage'),
+  page: z.coerce.number().int().min(1).max(100_000).optional().describe('as `page` in the body (default 1); the body’s wins'),
+  perPage: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('as `perPage` in the body (default 50); the body’s page size wins, then perPage over limit'),
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe('alias of perPage (default 50); perPage wins when both are sent'),
 });
 
 export const exportBody = z.strictObject({

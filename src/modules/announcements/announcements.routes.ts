@@ -37,7 +37,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/courses/:id/announcements',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['BAD_GATEWAY'] },
       schema: {
         tags,
         operationId: 'createAnnouncement',
@@ -45,7 +45,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         description:
           'Without `classIds` and `sectionIds` it targets the whole course. With them, the students are read from the CRM now (the sections of each class, then ' +
           'each section’s roster) and intersected with the course’s ACTIVE enrollments; only they see it. Every student reached gets COURSE_ANNOUNCEMENT. An ' +
-          'id the CRM does not know → 400; the CRM unreachable → 502. The body is stored as given and served as plain text.',
+          'id the CRM does not know → 400; the CRM unreachable → 502. The body is stored as given and served as plain text. Needs canManageCourses (403 FORBIDDEN otherwise), any course of the institution (404 NOT_FOUND otherwise). Audited (announcement.create).',
         params: idParams,
         body: createAnnouncementBody,
         response: { 201: envelope(announcementSchema) },
@@ -62,7 +62,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'updateAnnouncement',
         summary: 'Change an announcement’s title, body or pin (its author or ADMIN)',
-        description: 'The audience stays as posted and nobody is notified again. A changed title or body sets `editedAt`.',
+        description:
+          'The audience stays as posted and nobody is notified again. A changed title or body sets `editedAt`. Needs canManageCourses and the announcement’s author or an ADMIN (anyone else 403 FORBIDDEN, whatever the id); an unknown announcement 404 NOT_FOUND. Audited (announcement.update).',
         params: idParams,
         body: updateAnnouncementBody,
         response: { 200: envelope(announcementSchema) },
@@ -79,6 +80,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'deleteAnnouncement',
         summary: 'Delete an announcement (its author or ADMIN)',
+        description:
+          'Removes it for everyone it reached. Needs canManageCourses and the announcement’s author or an ADMIN (anyone else 403 FORBIDDEN, whatever the id); an unknown announcement 404 NOT_FOUND. Audited (announcement.delete).',
         params: idParams,
         response: { 200: envelope(deletedSchema) },
       },

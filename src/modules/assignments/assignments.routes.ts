@@ -11,7 +11,8 @@ import {
   gradeBody,
   idParams,
   moderationEnvelope,
-  pageOnlyQuery,
+  moderationQuery,
+  submissionsQuery,
   queueQuery,
   queueEnvelope,
   reviewDetailSchema,
@@ -37,12 +38,13 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/assignments/:id',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'getAssignment',
         summary: 'An assignment (id = its ASSIGNMENT lesson) with its rubric',
-        description: 'Course staff see it; a learner who may open the lesson (enrollment, drip, fees) sees it with `mySubmission`.',
+        description:
+          'Course staff see it; a learner who may open the lesson (enrollment, drip, fees) sees it with `mySubmission`. Course managers (canManageCourses) see any assignment of the institution. A learner needs an ACTIVE or COMPLETED enrollment (403 ENROLLMENT_REQUIRED), the lesson unlocked (403 LESSON_LOCKED) and, where fee gating is on, fees not overdue (402 FEE_OVERDUE). A lesson without an assignment yet, or one the caller may not know: 404 NOT_FOUND.',
         params: idParams,
         response: { 200: envelope(assignmentSchema) },
       },
@@ -73,7 +75,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/assignments/:id/submit',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'submitAssignment',
@@ -100,7 +102,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         operationId: 'gradeAssignment',
         summary: 'Grade a submission (canManageCourses)',
         description:
-          'Score 0..maxScore; the instructor score becomes the score and overrides any peer average. The student gets ASSESS_GRADED; a passing grade completes the lesson.',
+          'Score 0..maxScore; the instructor score becomes the score and overrides any peer average. The student gets ASSESS_GRADED; a passing grade completes the lesson. canManageCourses only (403 FORBIDDEN otherwise), any course of the institution. A score outside 0..maxScore 400 VALIDATION_ERROR; an unknown assignment or submission 404 NOT_FOUND. Audited.',
         params: idParams,
         body: gradeBody,
         response: { 200: envelope(submissionSchema) },
@@ -117,8 +119,10 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'listAssignmentSubmissions',
         summary: 'Submissions of an assignment (canManageCourses), newest first, with student names',
+        description:
+          'canManageCourses only (403 FORBIDDEN otherwise), any course of the institution; an unknown assignment 404 NOT_FOUND. Each submission with its files, scores and grading state; names come from the CRM ("Student <id>" when it cannot give one). 400 VALIDATION_ERROR for a bad page value.',
         params: idParams,
-        querystring: pageOnlyQuery,
+        querystring: submissionsQuery,
         response: { 200: pagedEnvelope(submissionListItem) },
       },
     },
@@ -136,9 +140,10 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags: peerTags,
         operationId: 'moderatePeerReviews',
         summary: 'Peer review moderation view (canManageCourses; not anonymous)',
-        description: 'One group per submission (paginated, default 50) with the student, scores and every review with its reviewer; names from the CRM.',
+        description:
+          'One group per submission (paginated, default 50) with the student, scores and every review with its reviewer; names from the CRM. canManageCourses only (403 FORBIDDEN otherwise), any course of the institution; an unknown assignment 404 NOT_FOUND. 400 VALIDATION_ERROR for a bad page value.',
         params: idParams,
-        querystring: pageOnlyQuery,
+        querystring: moderationQuery,
         response: { 200: moderationEnvelope },
       },
     },
@@ -155,7 +160,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags: peerTags,
         operationId: 'listMyPeerReviews',
         summary: 'The caller’s peer-review queue',
-        description: `\`status\`: comma-separated PENDING, SUBMITTED, FLAGGED (the parameter may repeat; empty items are skipped; default, also when empty, PENDING). Previews are the first 240 characters. ${anonymous}`,
+        description: `\`status\`: comma-separated PENDING, SUBMITTED, FLAGGED (the parameter may repeat; empty items are skipped; default, also when empty, PENDING). Previews are the first 240 characters. ${anonymous} Any signed-in user: the reviews assigned to them. 400 VALIDATION_ERROR for an unknown status or a bad page value.`,
         querystring: queueQuery,
         response: { 200: queueEnvelope },
       },
@@ -190,7 +195,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags: peerTags,
         operationId: 'savePeerReviewDraft',
         summary: 'Save a draft of a peer review',
-        description: `Optional rubricScores (merged) and feedback; answers the review as GET's \`peerReview\` does, with \`updatedAt\`. rubricScores on an assignment without a rubric → 400. Never changes the status; 409 CONFLICT once SUBMITTED or FLAGGED. ${anonymous}`,
+        description: `Optional rubricScores (merged) and feedback; answers the review as GET's \`peerReview\` does, with \`updatedAt\`. rubricScores on an assignment without a rubric → 400. Never changes the status; 409 CONFLICT once SUBMITTED or FLAGGED. ${anonymous} Only the review’s assigned reviewer (anyone else, staff included, 404 NOT_FOUND).`,
         params: idParams,
         body: draftBody,
         response: { 200: envelope(draftSchema) },
@@ -210,7 +215,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         description:
           'With a rubric: rubricScores for every criterion (0..maxPoints), score = their sum (to four decimals); without: score 0..maxScore, and rubricScores → 400. Answers the aggregate, whose `peerScoreAverage` is the mean ' +
           "of the submitted reviews' scores (two decimals); `finalisedNow` is true " +
-          `when this completed the last review and the peer average became the score (ASSESS_PEER_GRADED is sent then, once). A review completed after that (extra reviewers) keeps the score on the peer average while there is no instructor grade. ${anonymous}`,
+          `when this completed the last review and the peer average became the score (ASSESS_PEER_GRADED is sent then, once). A review completed after that (extra reviewers) keeps the score on the peer average while there is no instructor grade. ${anonymous} Only the review’s assigned reviewer (anyone else, staff included, 404 NOT_FOUND). Once SUBMITTED or FLAGGED: 409 CONFLICT.`,
         params: idParams,
         body: submitReviewBody,
         response: { 200: envelope(submitReviewSchema) },
@@ -227,7 +232,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags: peerTags,
         operationId: 'flagPeerReview',
         summary: 'Flag the submission under review (reason 3–500 characters)',
-        description: `The review becomes FLAGGED (completed, left out of the average) and the course owner gets TEACHER_NEW_SUBMISSION. ${anonymous}`,
+        description: `The review becomes FLAGGED (completed, left out of the average) and the course owner gets TEACHER_NEW_SUBMISSION. ${anonymous} Only the review’s assigned reviewer (anyone else, staff included, 404 NOT_FOUND). Once SUBMITTED or FLAGGED: 409 CONFLICT; a reason outside 3–500 characters 400 VALIDATION_ERROR.`,
         params: idParams,
         body: flagBody,
         response: { 200: envelope(flagSchema) },

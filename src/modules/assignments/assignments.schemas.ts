@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { realNumber } from '../../platform/http/numbers.js';
 import { charsBetween } from '../../platform/text.js';
 import { envelopeWithMeta } from '../../platform/http/envelope.js';
-import { paginationFields } from '../../platform/http/pagination.js';
+import { DEFAULT_PAGE_SIZE, paginationFieldsFor } from '../../platform/http/pagination.js';
 import { PEER_REVIEW_STATUSES, SUBMISSION_STATUSES } from './assignments.tables.js';
 
 /** Spec 8: flag reason 3 to 500 characters; queue preview the first 240 characters. */
@@ -18,7 +18,12 @@ const points = realNumber().min(0).max(1_000_000);
 
 export const idParams = z.object({ id: z.string().min(1).max(200) });
 
-export const pageOnlyQuery = z.object(paginationFields);
+/** Default page sizes: the moderation view 50 submissions, the caller's review queue 25. */
+export const MODERATION_PAGE_SIZE = 50;
+export const MY_PEER_REVIEWS_PAGE_SIZE = 25;
+
+export const submissionsQuery = z.object(paginationFieldsFor(DEFAULT_PAGE_SIZE));
+export const moderationQuery = z.object(paginationFieldsFor(MODERATION_PAGE_SIZE));
 
 // ── assignment ───────────────────────────────────────────────────────────────
 
@@ -48,7 +53,9 @@ export const upsertAssignmentBody = z
       .min(0)
       .max(10)
       .optional()
-      .describe(`reviewers per submission when isPeerAssessed; absent: the assignment's current count, or ${DEFAULT_PEER_REVIEW_COUNT} for a new one`),
+      .describe(
+        `reviewers per submission, used only when isPeerAssessed (an assignment that is not peer-assessed stores 0); absent: the current count of an assignment that was already peer-assessed, else ${DEFAULT_PEER_REVIEW_COUNT}`,
+      ),
     rubric: z
       .strictObject({
         title: z.string().trim().min(1).max(200),
@@ -63,7 +70,7 @@ export const upsertAssignmentBody = z
       })
       .nullable()
       .optional()
-      .describe('null or absent: no rubric (reviews then give a score from 0 to maxScore)'),
+      .describe('absent: the current rubric stays (a new assignment has none); null: removes the rubric (reviews then give a score from 0 to maxScore)'),
   })
   .refine((b) => b.passingScore == null || b.passingScore <= b.maxScore, { message: 'passingScore cannot exceed maxScore', path: ['passingScore'] })
   .refine((b) => !b.isPeerAssessed || b.peerReviewCount === undefined || b.peerReviewCount >= 1, {
@@ -154,7 +161,7 @@ export const queueQuery = z.object({
     })
     .pipe(z.array(z.enum(PEER_REVIEW_STATUSES)).min(1))
     .describe('comma-separated list of PENDING, SUBMITTED, FLAGGED (the parameter may also repeat); empty items are skipped; default (also when empty) PENDING'),
-  ...paginationFields,
+  ...paginationFieldsFor(MY_PEER_REVIEWS_PAGE_SIZE),
 });
 
 const assignmentRef = z.object({ id: z.string(), title: z.string(), maxScore: z.number(), dueDate: z.string(), courseId: z.string(), courseTitle: z.string() });

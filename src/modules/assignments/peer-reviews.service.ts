@@ -9,7 +9,7 @@ import { courses, type Course } from '../courses/courses.tables.js';
 import { notify } from '../notifications/notify.js';
 import { peerReviews, submissions, assignments, type Assignment, type PeerReview, type PeerReviewStatus, type Submission } from './assignments.tables.js';
 import { assertScoreFits, criterionDto, loadAssignment, lockAssignment, namesOf, recomputeAggregate, rubricDto, rubricOf, type RubricWithCriteria } from './assignments.service.js';
-import { PREVIEW_LENGTH } from './assignments.schemas.js';
+import { MODERATION_PAGE_SIZE, MY_PEER_REVIEWS_PAGE_SIZE, PREVIEW_LENGTH } from './assignments.schemas.js';
 import { firstChars } from '../../platform/text.js';
 import { uploadTypeOf } from '../files/files.schemas.js';
 
@@ -38,7 +38,7 @@ async function anonymousFiles(ctx: ServiceContext, s: Submission) {
 
 /** GET /api/me/peer-reviews: the caller's reviews, by status (default PENDING), newest assignment first. */
 export async function listMyReviews(ctx: ServiceContext, q: { status: PeerReviewStatus[]; page: number; perPage?: number; limit?: number }) {
-  const page = toPage(q, 25);
+  const page = toPage(q, MY_PEER_REVIEWS_PAGE_SIZE);
   const mine = and(inTenant(ctx, peerReviews), eq(peerReviews.reviewerId, ctx.actor.personId));
   const where = and(mine, inArray(peerReviews.status, q.status));
   const [rows, [{ total }], [{ pending }]] = await Promise.all([
@@ -252,7 +252,7 @@ export async function flagReview(ctx: ServiceContext, reviewId: string, reason: 
 export async function moderationView(ctx: ServiceContext, assignmentId: string, q: { page: number; perPage?: number; limit?: number }) {
   await requireAccess(ctx, 'lesson.staff', assignmentId);
   const assignment = await loadAssignment(ctx, assignmentId);
-  const page = toPage(q, 50);
+  const page = toPage(q, MODERATION_PAGE_SIZE);
   const where = and(inTenant(ctx, submissions), eq(submissions.assignmentId, assignmentId));
   const [rubric, subs, [{ total }]] = await Promise.all([
     rubricOf(ctx, assignmentId),

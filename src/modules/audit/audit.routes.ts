@@ -20,7 +20,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           'One row per staff write (course, module and lesson changes, publishing, archiving, enrollment changes, grades, settings, captions, announcements, ' +
           'discussion moderation…): actor, action, target, the changed fields before and after, and the request id. Filters: `actorId`, `action` (exact, ' +
           'or a target type such as `course` for all its actions), `targetType`, `targetId`, `from` (inclusive) and `to` (exclusive). Append-only: no route ' +
-          'changes or deletes a row. Paginated (default 50, at most 100).',
+          'changes or deletes a row. Paginated (default 50, at most 100). ADMIN only (anyone else, staff with canManageCourses included, 403 FORBIDDEN). 400 VALIDATION_ERROR for a bad filter, a `from` after `to`, or a bad page value.',
         querystring: auditQuery,
         response: { 200: pagedEnvelope(auditRowSchema) },
       },

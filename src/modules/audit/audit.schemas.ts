@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { optionalFilter } from '../../platform/http/query-filters.js';
-import { paginationFields } from '../../platform/http/pagination.js';
+import { paginationFieldsFor } from '../../platform/http/pagination.js';
 import { rangeInOrder, timeOrDay } from '../../platform/http/time-range.js';
+/** The audit log's page size when neither perPage nor limit is sent. */
+export const AUDIT_PAGE_SIZE = 50;
 const name = z.string().trim().min(1).max(200);
 
 export const auditQuery = z
   .object({
-    ...paginationFields,
+    ...paginationFieldsFor(AUDIT_PAGE_SIZE),
     actorId: optionalFilter(name).describe("the actor's person id"),
     action: optionalFilter(
       z

@@ -7,7 +7,7 @@ import { escapeLike } from '../../platform/db/like.js';
 import { requireAccess } from '../access/access.service.js';
 import { auditLog, type AuditRow } from './audit.tables.js';
 import { endOf } from '../../platform/http/time-range.js';
-import { auditRange, type AuditQuery } from './audit.schemas.js';
+import { AUDIT_PAGE_SIZE, auditRange, type AuditQuery } from './audit.schemas.js';
 
 export const toAuditDto = (r: AuditRow) => ({
   id: r.id,
@@ -25,7 +25,7 @@ export const toAuditDto = (r: AuditRow) => ({
 /** GET /api/audit-log (ADMIN): the institution's audit rows, filtered, newest first, paginated. */
 export async function listAuditLog(ctx: ServiceContext, q: AuditQuery) {
   await requireAccess(ctx, 'institution.admin', null);
-  const page = toPage(q, 50);
+  const page = toPage(q, AUDIT_PAGE_SIZE);
   const filters: SQL[] = [inTenant(ctx, auditLog)];
   const actorId = q.actorId ?? q.actor;
   const targetId = q.targetId ?? q.target;

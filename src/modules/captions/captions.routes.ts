@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { deletedSchema, envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
+import { deletedSchema, envelope, errorResponse, ok } from '../../platform/http/envelope.js';
 import { AppError, validationError } from '../../platform/http/errors.js';
 import { assertCleanInput } from '../../platform/http/input-guard.js';
 import { assertSessionTenant, requestContext } from '../../platform/auth/auth-plugin.js';
@@ -62,12 +62,13 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/lessons/:id/captions',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'listLessonCaptions',
         summary: 'Caption tracks of a lesson, default track first',
-        description: 'Open to course managers and to learners with an ACTIVE or COMPLETED enrollment (else 403 ENROLLMENT_REQUIRED).',
+        description:
+          'Open to course managers and to learners with an ACTIVE or COMPLETED enrollment (else 403 ENROLLMENT_REQUIRED). Course managers need nothing more; learners also need the lesson unlocked (403 LESSON_LOCKED) and, where fee gating is on, fees not overdue (402 FEE_OVERDUE). A lesson the caller may not know 404 NOT_FOUND.',
         params: lessonParams,
         response: { 200: envelope(captionTrackSchema.array()) },
       },
@@ -98,9 +99,9 @@ const routes: ModuleRoutes = async (app, deps) => {
           body: captionUploadBodyDoc,
           response: {
             201: envelope(captionTrackSchema),
-            409: errorEnvelope.describe('CONFLICT: a concurrent default change won twice; retry'),
-            413: errorEnvelope.describe('PAYLOAD_TOO_LARGE: file over 1 MB'),
-            415: errorEnvelope.describe('UNSUPPORTED_MEDIA_TYPE: body is not multipart/form-data'),
+            409: errorResponse(409, 'a concurrent default change won twice; retry', ['CONFLICT']),
+            413: errorResponse(413, 'file over 1 MB'),
+            415: errorResponse(415, 'body is not multipart/form-data'),
           },
         },
       },
@@ -116,12 +117,13 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'updateLessonCaption',
         summary: 'Change the label, language or default flag of a caption track',
-        description: 'Requires canManageCourses. isDefault true demotes the other default of the same (lesson, blockId).',
+        description:
+          'Requires canManageCourses. isDefault true demotes the other default of the same (lesson, blockId). canManageCourses only (403 FORBIDDEN otherwise), any course of the institution; an unknown lesson or track 404 NOT_FOUND. 400 VALIDATION_ERROR for an unsupported language or an empty label; 409 CONFLICT when a concurrent default change won (retry). Audited.',
         params: captionParams,
         body: captionUpdateBody,
         response: {
           200: envelope(captionTrackSchema),
-          409: errorEnvelope.describe('CONFLICT: a concurrent default change won twice; retry'),
+          409: errorResponse(409, 'a concurrent default change won twice; retry', ['CONFLICT']),
         },
       },
     },
@@ -136,7 +138,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'deleteLessonCaption',
         summary: 'Delete a caption track and its stored file',
-        description: 'Requires canManageCourses. Removing the stored file is best-effort: the track is removed even if it fails.',
+        description:
+          'Requires canManageCourses. Removing the stored file is best-effort: the track is removed even if it fails. canManageCourses only (403 FORBIDDEN otherwise), any course of the institution; an unknown lesson or track 404 NOT_FOUND. Audited.',
         params: captionParams,
         response: { 200: envelope(deletedSchema) },
       },
@@ -147,18 +150,18 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/lessons/:id/captions/:captionId/transcript',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'getLessonCaptionTranscript',
         summary: 'The cues of a caption track as a transcript',
         description:
           'Parsed from the stored WebVTT file; cached server-side for 3600 s and sent with ' +
-          '`Cache-Control: private, max-age=3600`. 502 INTERNAL_ERROR when the stored file cannot be fetched.',
+          '`Cache-Control: private, max-age=3600`. 502 INTERNAL_ERROR when the stored file cannot be fetched. Who may open the lesson: course managers, and learners with an ACTIVE or COMPLETED enrollment (403 ENROLLMENT_REQUIRED), the lesson unlocked (403 LESSON_LOCKED) and, where fee gating is on, fees not overdue (402 FEE_OVERDUE); an unknown lesson or track 404 NOT_FOUND.',
         params: captionParams,
         response: {
           200: envelope(transcriptSchema),
-          502: errorEnvelope.describe('INTERNAL_ERROR: the stored caption file could not be fetched'),
+          502: errorResponse(502, 'the stored caption file could not be fetched (spec part 7: INTERNAL_ERROR with 502)', ['INTERNAL_ERROR']),
         },
       },
     },

@@ -1,7 +1,7 @@
 import { certificatesJobs } from './certificates.jobs.js';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
+import { envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { requestContext } from '../../platform/auth/auth-plugin.js';
 import { myCertificates, verifyCertificate } from './certificates.service.js';
 import { certificateSchema, myCertificatesQuery, verificationSchema, verifyQuery } from './certificates.schemas.js';
@@ -17,6 +17,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'myCertificates',
         summary: "The caller's certificates, newest first",
+        description:
+          'Any signed-in user: the certificates issued to them (by issuedAt, newest first), each with its verification code and, once the worker has rendered it, a signed pdfUrl. 400 VALIDATION_ERROR for a bad page value.',
         querystring: myCertificatesQuery,
         response: { 200: pagedEnvelope(certificateSchema) },
       },
@@ -35,12 +37,11 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'verifyCertificate',
         summary: 'Public verification by code: validity, course, dates and the holder display name only',
+        description:
+          'Public: no authentication (so no 401), rate-limited per IP (429 RATE_LIMITED). `code` is required: missing or blank is 400 VALIDATION_ERROR (`details.fields` names querystring.code); an unknown code 404 NOT_FOUND. `valid` is false once the certificate has expired. The holder’s name comes from the CRM (null when it cannot give one); nothing else about the holder is shown.',
         querystring: verifyQuery,
         response: {
           200: envelope(verificationSchema),
-          400: errorEnvelope,
-          404: errorEnvelope,
-          429: errorEnvelope,
         },
       },
     },

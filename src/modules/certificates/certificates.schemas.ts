@@ -17,7 +17,16 @@ export const certificateSchema = z.object({
 
 export const myCertificatesQuery = z.object({ ...paginationFields });
 
-export const verifyQuery = z.object({ code: z.string().max(64).optional() });
+/**
+ * `code` is required (documented so): a missing or blank one reaches the service as '' and is
+ * refused there, 400 VALIDATION_ERROR 'code is required' naming `querystring.code`, the same
+ * answer for `?code=` as for no parameter.
+ */
+export const verifyQuery = z.object({
+  code: z
+    .preprocess((v) => v ?? '', z.string().max(64))
+    .describe('the verification code printed on the certificate (case and surrounding spaces are ignored); required: missing or blank is 400'),
+});
 
 export const verificationSchema = z.object({
   valid: z.boolean(),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { optionalFilter } from '../../platform/http/query-filters.js';
-import { paginationFields } from '../../platform/http/pagination.js';
+import { paginationFields, paginationFieldsFor } from '../../platform/http/pagination.js';
 import { COURSE_STATUSES, DRIP_MODES, LESSON_TYPES } from './courses.tables.js';
 import { ratingFields } from '../reviews/reviews.schemas.js';
 
@@ -135,7 +135,7 @@ export const categorySchema = z.object({
 });
 /** Categories are few: a page of up to 100 by default, so a plain GET lists them all. */
 export const CATEGORY_PAGE_SIZE = 100;
-export const categoryListQuery = z.object({ ...paginationFields });
+export const categoryListQuery = z.object({ ...paginationFieldsFor(CATEGORY_PAGE_SIZE) });
 
 export const createCategoryBody = z.object({ name: z.string().trim().min(1).max(100), description: z.string().max(2000).nullable().optional() });
 

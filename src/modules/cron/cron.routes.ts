@@ -26,7 +26,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         operationId: 'cronAssignmentReminders',
         summary: 'Create in-app reminders for assignments due within the next 24 hours (hourly, minute 0)',
         description:
-          'For each assignment due in [now, now + 24 h), every student with an ACTIVE enrollment in its course and no submission gets an in-app ASSIGNMENT_DUE_REMINDER, at most once per assignment and student however often (or concurrently) this runs.',
+          'For each assignment due in [now, now + 24 h), every student with an ACTIVE enrollment in its course and no submission gets an in-app ASSIGNMENT_DUE_REMINDER, at most once per assignment and student however often (or concurrently) this runs. Authorization: Bearer <CRON_SECRET> (401 AUTH_REQUIRED otherwise; open when CRON_SECRET is unset, development only). Not rate-limited per user: the scheduler has its own budget (429 RATE_LIMITED past it).',
         response: { 200: envelope(remindersSchema) },
       },
     },
@@ -44,7 +44,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Run due report schedules and evaluate alerts (hourly, minute 0)',
         description:
           'Each due schedule runs once per due time, also when this runs twice or concurrently (a conditional UPDATE of its next due time and a unique run key); ' +
-          'the worker e-mails its export. A missed due time runs once, not as a backlog. Alerts notify once per trigger.',
+          'the worker e-mails its export. A missed due time runs once, not as a backlog. Alerts notify once per trigger. Authorization: Bearer <CRON_SECRET> (401 AUTH_REQUIRED otherwise; open when CRON_SECRET is unset, development only). Not rate-limited per user: the scheduler has its own budget (429 RATE_LIMITED past it).',
         response: { 200: envelope(schedulesSchema) },
       },
     },
@@ -60,7 +60,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         security,
         operationId: 'cronAnalyticsSnapshot',
         summary: "Fill today's metric snapshot of every institution (hourly, minute 30)",
-        description: 'One row per institution and local day, and one per course and day, rewritten by each run of the day; then the institution’s analytics cache is invalidated.',
+        description:
+          'One row per institution and local day, and one per course and day, rewritten by each run of the day; then the institution’s analytics cache is invalidated. Authorization: Bearer <CRON_SECRET> (401 AUTH_REQUIRED otherwise; open when CRON_SECRET is unset, development only). Not rate-limited per user: the scheduler has its own budget (429 RATE_LIMITED past it).',
         response: { 200: envelope(snapshotSchema) },
       },
     },

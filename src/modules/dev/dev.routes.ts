@@ -47,6 +47,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags: ['dev'],
         operationId: 'devSeed',
         summary: "Seed demo courses, lessons, enrollments and progress into the caller's institution (ADMIN; 403 in production; idempotent)",
+        description: 'ADMIN only (403 FORBIDDEN otherwise, and always in production). Running it again adds nothing twice.',
         response: {
           200: envelope(seedResultSchema),
         },
@@ -71,6 +72,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags: ['dev'],
         operationId: 'devPeople',
         summary: 'The CRM simulator’s people one can sign in as (development only; not registered in production)',
+        description:
+          'Public (no authentication), development and test only: in production the route does not exist (404). Staff, students and parents of the simulator’s demo institution with the role and ids a sign-in gives them.',
         response: { 200: envelope(demoPeopleSchema) },
       },
     },
@@ -85,6 +88,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags: ['dev'],
         operationId: 'devSignIn',
         summary: 'Sign in as a person of the CRM simulator: sets the session cookie (development only; not registered in production)',
+        description:
+          'Public, development and test only (404 in production). An unknown personId is 404 NOT_FOUND; a request from another site (Sec-Fetch-Site cross-site or same-site) 403 FORBIDDEN; a body without personId 400 VALIDATION_ERROR. Answers the decoded session and sets a 30-day session cookie.',
         body: signInBodySchema,
         response: { 200: envelope(signInResultSchema) },
       },
@@ -108,6 +113,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags: ['dev'],
         operationId: 'devSignOut',
         summary: 'Clear the session cookie (development only; not registered in production)',
+        description:
+          'Public, development and test only (404 in production). A request from another site (Sec-Fetch-Site cross-site or same-site) is 403 FORBIDDEN. Clears the session cookie whether or not one was set.',
         response: { 200: envelope(signOutResultSchema) },
       },
     },

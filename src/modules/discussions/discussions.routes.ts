@@ -7,6 +7,7 @@ import {
   createThreadBody,
   idParams,
   listQuery,
+  repliesQuery,
   moderateReplyBody,
   moderateThreadBody,
   replySchema,
@@ -114,7 +115,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           `${who} A hidden thread is 404 for students. Every reply keeps its place so nesting stays whole (\`parentReplyId\`): deleted replies, and for ` +
           `students hidden ones, come without text and author. ${text}`,
         params: idParams,
-        querystring: listQuery,
+        querystring: repliesQuery,
         response: { 200: threadDetailEnvelope },
       },
     },
@@ -132,7 +133,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'updateDiscussion',
         summary: 'Edit a thread’s title or body (its author only)',
-        description: 'Sets `editedAt`. Anyone else who can read the thread: 403; a deleted thread: 404.',
+        description:
+          'Sets `editedAt`. Anyone else who can read the thread: 403; a deleted thread: 404. 403 is FORBIDDEN; 404 NOT_FOUND also for a thread the caller cannot read. 400 VALIDATION_ERROR when neither title nor body is given, or one is empty.',
         params: idParams,
         body: updateThreadBody,
         response: { 200: envelope(threadSchema) },
@@ -149,6 +151,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'deleteDiscussion',
         summary: 'Delete a thread (its author only; soft: replies stay)',
+        description:
+          'Soft delete: the thread stays listed while it has readable replies, without its text and author, and takes no new replies (409 CONFLICT). Its author only: anyone else who can read it 403 FORBIDDEN (staff too: they hide instead); an unknown or already deleted thread, or one the caller cannot read, 404 NOT_FOUND.',
         params: idParams,
         response: { 200: envelope(deletedSchema) },
       },
@@ -164,7 +168,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'moderateDiscussion',
         summary: 'Pin, lock or hide a thread (canManageCourses)',
-        description: 'A locked thread takes no new replies (409 CONFLICT); a hidden one is seen by staff only. Each change is written to the audit log.',
+        description:
+          'A locked thread takes no new replies (409 CONFLICT); a hidden one is seen by staff only. Each change is written to the audit log. canManageCourses only (403 FORBIDDEN for anyone else, whatever the id); an unknown thread 404 NOT_FOUND.',
         params: idParams,
         body: moderateThreadBody,
         response: { 200: envelope(threadSchema) },
@@ -198,7 +203,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'updateDiscussionReply',
         summary: 'Edit a reply (its author only)',
-        description: 'Sets `editedAt`. Anyone else who can read it: 403; a deleted reply: 404.',
+        description:
+          'Sets `editedAt`. Anyone else who can read it: 403; a deleted reply: 404. 403 is FORBIDDEN; 404 NOT_FOUND also for a reply the caller cannot read. 400 VALIDATION_ERROR for an empty body.',
         params: idParams,
         body: updateReplyBody,
         response: { 200: envelope(replySchema) },
@@ -215,6 +221,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'deleteDiscussionReply',
         summary: 'Delete a reply (its author only; soft: its place and the replies under it stay)',
+        description:
+          'Soft delete: the reply keeps its place, without text or author, so the replies under it stay in order. Its author only: anyone else who can read it 403 FORBIDDEN; an unknown or already deleted reply, or one the caller cannot read, 404 NOT_FOUND.',
         params: idParams,
         response: { 200: envelope(deletedSchema) },
       },
@@ -230,7 +238,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'moderateDiscussionReply',
         summary: 'Hide or show a reply (canManageCourses)',
-        description: 'A hidden reply keeps its place; students see it without text and author. Written to the audit log.',
+        description:
+          'A hidden reply keeps its place; students see it without text and author. Written to the audit log. canManageCourses only (403 FORBIDDEN for anyone else, whatever the id); an unknown reply 404 NOT_FOUND.',
         params: idParams,
         body: moderateReplyBody,
         response: { 200: envelope(replySchema) },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { paginationFields } from '../../platform/http/pagination.js';
+import { paginationFields, paginationFieldsFor } from '../../platform/http/pagination.js';
 import { pageMetaSchema } from '../../platform/http/envelope.js';
 
 export const DISCUSSION_TITLE_MAX = 200;
@@ -15,6 +15,9 @@ const body = z
 
 export const idParams = z.object({ id: z.string().min(1).max(200) });
 export const listQuery = z.object(paginationFields);
+/** The replies of a thread come 50 a page unless perPage or limit says otherwise. */
+export const REPLIES_PAGE_SIZE = 50;
+export const repliesQuery = z.object(paginationFieldsFor(REPLIES_PAGE_SIZE));
 
 export const createThreadBody = z.strictObject({ title, body });
 export const updateThreadBody = z

@@ -10,7 +10,7 @@ import { audit, changes } from '../audit/audit.js';
 import { displayNames } from '../institutions/display-names.js';
 import { notify } from '../notifications/notify.js';
 import { discussionReplies, discussionThreads, type DiscussionReply, type DiscussionThread } from './discussions.tables.js';
-import type { CreateReply, CreateThread, ModerateThread, UpdateThread } from './discussions.schemas.js';
+import { REPLIES_PAGE_SIZE, type CreateReply, type CreateThread, type ModerateThread, type UpdateThread } from './discussions.schemas.js';
 
 type PageQuery = { page: number; perPage?: number; limit?: number };
 
@@ -183,7 +183,7 @@ export async function createLessonThread(ctx: ServiceContext, lessonId: string, 
  */
 export async function getThread(ctx: ServiceContext, threadId: string, q: PageQuery) {
   const { thread, manager } = await requireAccess(ctx, 'discussion.view', threadId);
-  const page = toPage(q, 50);
+  const page = toPage(q, REPLIES_PAGE_SIZE);
   const where = and(inTenant(ctx, discussionReplies), eq(discussionReplies.threadId, thread.id));
   const [replies, [{ total }], visible] = await Promise.all([
     ctx.db.select().from(discussionReplies).where(where).orderBy(asc(discussionReplies.createdAt), asc(discussionReplies.id)).limit(page.perPage).offset(pageOffset(page)),

@@ -1,6 +1,6 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
+import { envelope, errorResponse, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
 import {
   bulkEnrollBody,
@@ -22,13 +22,15 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/courses/:id/enroll',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'selfEnroll',
         summary: 'Enroll yourself (STUDENT) in a published course; fee gating applies',
+        description:
+          'Students only (anyone else 403 FORBIDDEN), in a PUBLISHED course (else 404 NOT_FOUND). Already ACTIVE or COMPLETED in it: 409 ALREADY_ENROLLED (checked first); a DROPPED enrollment becomes ACTIVE again. Then the institution must allow self-enrollment (403 FORBIDDEN) and, when it gates on fees, the student’s fees must not be overdue (402 FEE_OVERDUE); a full course is 409 COURSE_FULL. The student gets ENROLL_WELCOME.',
         params: courseParams,
-        response: { 201: envelope(enrollmentSchema), 402: errorEnvelope, 409: errorEnvelope },
+        response: { 201: envelope(enrollmentSchema), 409: errorResponse(409, 'already ACTIVE or COMPLETED in the course, or no seat left', ['ALREADY_ENROLLED', 'COURSE_FULL']) },
       },
     },
     async (req, reply) => reply.code(201).send(ok(await svc.selfEnroll(ctx(req), req.params.id))),
@@ -42,6 +44,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'bulkEnroll',
         summary: 'Enroll students by CRM contact id (canManageCourses); results per id',
+        description:
+          'Needs canManageCourses (403 FORBIDDEN otherwise); any course of the institution (404 NOT_FOUND otherwise) that is not ARCHIVED (409 CONFLICT). The ids (1 to 1,000, repeats ignored) are stored as given: they are not checked against the CRM. Never all-or-nothing: each id is `enrolled` (new, or a DROPPED enrollment made ACTIVE), `alreadyEnrolled`, or `failed` with COURSE_FULL once the seats run out. New enrollments get ENROLL_WELCOME and are audited (enrollment.create).',
         params: courseParams,
         body: bulkEnrollBody,
         response: {
@@ -60,6 +64,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'listEnrollments',
         summary: 'Enrollments of a course with student names from the CRM (canManageCourses)',
+        description:
+          'Needs canManageCourses (403 FORBIDDEN otherwise); any course of the institution (404 NOT_FOUND otherwise). Oldest first; `status` narrows to ACTIVE, COMPLETED or DROPPED. Names are looked up in the CRM; a name it cannot give reads "Student <id>" (a CRM outage does not fail the list).',
         params: courseParams,
         querystring: listEnrollmentsQuery,
         response: { 200: pagedEnvelope(namedEnrollmentSchema) },
@@ -79,6 +85,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'getEnrollment',
         summary: 'One enrollment (managers, or the student themself)',
+        description:
+          'Course managers (canManageCourses), or the student themself; for anyone else, as for no enrollment or a course of another institution, 404 NOT_FOUND. The name comes from the CRM ("Student <id>" when it cannot give one).',
         params: studentParams,
         response: { 200: envelope(namedEnrollmentSchema) },
       },
@@ -95,9 +103,9 @@ const routes: ModuleRoutes = async (app, deps) => {
         operationId: 'unenroll',
         summary: 'Unenroll: status becomes DROPPED, the row and learner data are kept',
         description:
-          'The answer is the enrollment, now DROPPED, with `deleted: true` (the delete answer of every route, `{id, deleted: true}`, with the record that stays). A COMPLETED enrollment is 409.',
+          'The answer is the enrollment, now DROPPED, with `deleted: true` (the delete answer of every route, `{id, deleted: true}`, with the record that stays). A COMPLETED enrollment is 409. Course managers, or the student themself (anyone else 404 NOT_FOUND). Dropping a DROPPED enrollment answers it unchanged. Staff drops are audited (enrollment.drop).',
         params: studentParams,
-        response: { 200: envelope(droppedEnrollmentSchema), 409: errorEnvelope },
+        response: { 200: envelope(droppedEnrollmentSchema), 409: errorResponse(409, 'a COMPLETED enrollment cannot be dropped', ['CONFLICT']) },
       },
     },
     async (req) => ok({ ...(await svc.unenroll(ctx(req), req.params.id, req.params.studentId)), deleted: true as const }),

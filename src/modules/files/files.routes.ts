@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
+import { envelope, errorResponse, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import type { Deps } from '../../platform/context.js';
 import { requestContext } from '../../platform/auth/auth-plugin.js';
 import { DOWNLOAD_PATH_PREFIX, UPLOAD_PATH_PREFIX } from '../../platform/storage/signed-urls.js';
@@ -85,15 +85,14 @@ async function signedRoutes(scope: FastifyInstance, deps: Deps) {
     description:
       'The URL comes from POST /api/upload; its signature grants one key, one Content-Type (else 415) and a size ' +
       'limit (else 413) until it expires (expired or altered → 403 FORBIDDEN). An existing object is never ' +
-      'replaced (409 CONFLICT). The body is the raw file.',
+      'replaced (409 CONFLICT). The body is the raw file. Public: the signature, not a session, grants access (no 401).',
     querystring: signedQuery,
     response: {
       201: envelope(storedObjectSchema),
-      403: errorEnvelope,
-      409: errorEnvelope,
-      413: errorEnvelope,
-      415: errorEnvelope,
-      429: errorEnvelope,
+      403: errorResponse(403, 'the signature has expired or was altered', ['FORBIDDEN']),
+      409: errorResponse(409, 'an object is already stored under the key', ['CONFLICT']),
+      413: errorResponse(413, 'over the size the signature grants'),
+      415: errorResponse(415, 'not the Content-Type the signature grants'),
     },
   };
 
@@ -101,16 +100,16 @@ async function signedRoutes(scope: FastifyInstance, deps: Deps) {
     tags,
     operationId: 'getSignedFile',
     summary: 'Download a stored object through a signed URL (local storage)',
-    description: 'Signed URLs come from file rows (`url`) and caption tracks (`vttUrl`). Expired or altered → 403 FORBIDDEN.',
+    description:
+      'Signed URLs come from file rows (`url`) and caption tracks (`vttUrl`). Expired or altered → 403 FORBIDDEN. Public: the signature, not a session, grants access (no 401); no object under the key 404 NOT_FOUND.',
     querystring: signedQuery,
     response: {
       200: {
         description: 'the object bytes, with its stored Content-Type',
         content: { 'application/octet-stream': { schema: binarySchema } },
       },
-      403: errorEnvelope,
-      404: errorEnvelope,
-      429: errorEnvelope,
+      403: errorResponse(403, 'the signature has expired or was altered', ['FORBIDDEN']),
+      404: errorResponse(404, 'no object under the key'),
     },
   };
 
@@ -141,7 +140,10 @@ const routes: ModuleRoutes = async (app, deps) => {
           "would exceed the caller's or the institution's quota (registered files plus pending uploads). An upload " +
           'not registered within 24 hours is removed from storage.',
         body: presignBody,
-        response: { 200: envelope(presignSchema), 413: errorEnvelope },
+        response: {
+          200: envelope(presignSchema),
+          413: errorResponse(413, 'the upload would exceed the caller’s or the institution’s quota (`details`: scope, quota, used, requested)'),
+        },
       },
     },
     async (req) => ok(await filesService.presignUpload(ctxOf(req), req.body)),
@@ -154,7 +156,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'listFiles',
         summary: "Files of the caller's institution, newest first",
-        description: 'Course managers see every file of the institution; other users see the files they registered.',
+        description:
+          'Course managers see every file of the institution; other users see the files they registered. Any signed-in user. 400 VALIDATION_ERROR for a bad filter or page value.',
         querystring: listFilesQuery,
         response: { 200: pagedEnvelope(fileSchema) },
       },
@@ -179,8 +182,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         body: registerFileBody,
         response: {
           201: envelope(fileSchema),
-          409: errorEnvelope,
-          413: errorEnvelope,
+          409: errorResponse(409, 'the key is already registered', ['CONFLICT']),
+          413: errorResponse(413, 'the stored object is larger than its type allows (it is removed)'),
         },
       },
     },

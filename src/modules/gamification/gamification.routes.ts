@@ -21,7 +21,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: "Points ranking of the caller's institution",
         description:
           'Points over the period, highest first; ties go to who reached the total first, then by id. Paginated (default 20). Points: lesson completed 10, quiz passed 20, ' +
-          'assignment passed 25, course completed 100, 7-day streak 50, 30-day streak 200, each once per event.',
+          'assignment passed 25, course completed 100, 7-day streak 50, 30-day streak 200, each once per event. Any signed-in user of the institution. Names come from the CRM (a generic label when it cannot give one). 400 VALIDATION_ERROR for an unknown period or a bad page value.',
         querystring: leaderboardQuery,
         response: { 200: pagedEnvelope(leaderboardRow) },
       },
@@ -35,7 +35,14 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/gamification/badges',
     {
-      schema: { tags, operationId: 'getMyBadges', summary: "The caller's badges with earned dates, and the ones not yet earned", response: { 200: envelope(badgesSchema) } },
+      schema: {
+        tags,
+        operationId: 'getMyBadges',
+        summary: "The caller's badges with earned dates, and the ones not yet earned",
+        description:
+          'Any signed-in user: their own badges (most recent first) and the ones they have not earned yet. No error beyond authentication (401 AUTH_REQUIRED) and rate limiting (429 RATE_LIMITED).',
+        response: { 200: envelope(badgesSchema) },
+      },
     },
     async (req) => ok(await gamification.myBadges(ctxOf(req))),
   );
@@ -47,6 +54,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'getMyStreak',
         summary: "The caller's learning streak (calendar days in the institution's time zone)",
+        description:
+          'Any signed-in user: currentStreak (consecutive days with learning activity ending today or yesterday), longestStreak, lastActiveDay and today, in the institution’s time zone. No error beyond authentication (401 AUTH_REQUIRED) and rate limiting (429 RATE_LIMITED).',
         response: { 200: envelope(streakSchema) },
       },
     },

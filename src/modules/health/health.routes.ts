@@ -1,5 +1,5 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
-import { envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
+import { envelope, errorResponse, ok } from '../../platform/http/envelope.js';
 import { sendError } from '../../platform/http/errors-plugin.js';
 import { livenessSchema, readinessSchema } from './health.schemas.js';
 
@@ -12,6 +12,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags: ['health'],
         operationId: 'healthz',
         summary: 'The process is alive',
+        description:
+          'Liveness probe: public, outside /api, not rate-limited. 200 while the process serves requests; it does not touch the database (see /readyz). Only a server fault answers otherwise (500 INTERNAL_ERROR).',
         response: { 200: envelope(livenessSchema) },
       },
     },
@@ -24,7 +26,9 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags: ['health'],
         operationId: 'readyz',
         summary: 'The database is reachable and the process is not shutting down',
-        response: { 200: envelope(readinessSchema), 503: errorEnvelope },
+        description:
+          'Readiness probe: public, outside /api, not rate-limited. 200 with the database driver when the database answers a ping; 503 SERVICE_UNAVAILABLE while the process drains after SIGTERM or when the database is unreachable (load balancers stop sending requests).',
+        response: { 200: envelope(readinessSchema), 503: errorResponse(503, 'shutting down, or the database is not reachable') },
       },
     },
     async (_req, reply) => {

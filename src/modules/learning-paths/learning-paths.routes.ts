@@ -29,7 +29,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'listLearningPaths',
         summary: 'Learning paths, newest first',
-        description: 'Staff see every path; learners see PUBLISHED paths and the ones they are on, with their progress. `status` narrows either list.',
+        description:
+          'Staff see every path; learners see PUBLISHED paths and the ones they are on, with their progress. `status` narrows either list. Any signed-in user of the institution. 400 VALIDATION_ERROR for an unknown status or a bad page value.',
         querystring: listPathsQuery,
         response: { 200: pagedEnvelope(pathListItem) },
       },
@@ -49,7 +50,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Create a learning path (canManageCourses)',
         description:
           '`courseIds` in order; every course must be of the caller’s institution (else 404). `status` defaults to PUBLISHED (learners see it and may enroll); ' +
-          'DRAFT keeps it to staff until a PATCH publishes it.',
+          'DRAFT keeps it to staff until a PATCH publishes it. Needs canManageCourses (403 FORBIDDEN otherwise). A course twice in `courseIds` is 409 CONFLICT; an invalid field 400 VALIDATION_ERROR. Audited.',
         body: createPathBody,
         response: { 201: envelope(pathSchema) },
       },
@@ -66,7 +67,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         operationId: 'getLearningPath',
         summary: 'A learning path with its courses in order and the caller’s progress',
         description:
-          'A course is `locked` until every course before it is completed (its lessons answer 403 LESSON_LOCKED to a learner the path enrolled). Learners reach PUBLISHED paths and their own; others 404.',
+          'A course is `locked` until every course before it is completed (its lessons answer 403 LESSON_LOCKED to a learner the path enrolled). Learners reach PUBLISHED paths and their own; others 404. Course managers see any path of the institution.',
         params: idParams,
         response: { 200: envelope(pathSchema) },
       },
@@ -82,6 +83,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'updateLearningPath',
         summary: 'Change a learning path (its creator or ADMIN)',
+        description:
+          'Only the fields sent change (title, description, status: DRAFT hides it from learners, PUBLISHED shows it). Needs canManageCourses (403 FORBIDDEN otherwise) and the path’s creator or an ADMIN (other staff 403 FORBIDDEN); an unknown path, or one of another institution, 404 NOT_FOUND. 400 VALIDATION_ERROR for an invalid field. Audited (learning_path.update).',
         params: idParams,
         body: updatePathBody,
         response: { 200: envelope(pathSchema) },
@@ -98,7 +101,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'addLearningPathCourses',
         summary: 'Add courses to a path at a position (default: the end)',
-        description: '`courseId` or `courseIds`; a course of another institution is 404, one already on the path 409.',
+        description:
+          '`courseId` or `courseIds`; a course of another institution is 404, one already on the path 409. Needs canManageCourses (403 FORBIDDEN otherwise) and the path’s creator or an ADMIN (other staff 403 FORBIDDEN); an unknown path, or one of another institution, 404 NOT_FOUND. A course sent twice is also 409 CONFLICT. Later courses move down. Audited (learning_path.add_courses).',
         params: idParams,
         body: addCoursesBody,
         response: { 200: envelope(pathSchema) },
@@ -110,7 +114,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/learning-paths/:id/enroll',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'enrollLearningPath',
@@ -118,7 +122,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         description:
           'Learners enroll themselves (self-enrollment and fee rules as for a course); staff may pass `studentIds`. Each course is reported: ENROLLED, ALREADY_ENROLLED, ' +
           'COURSE_FULL or NOT_AVAILABLE (not published) — one full course does not fail the rest. The path order is a prerequisite: the lessons of an enrollment made here ' +
-          'answer 403 LESSON_LOCKED (reason PREREQUISITE, naming the course) until the courses before it are completed. Staff enrollments are audited.',
+          'answer 403 LESSON_LOCKED (reason PREREQUISITE, naming the course) until the courses before it are completed. Staff enrollments are audited. A path that is not PUBLISHED: 409 CONFLICT; one the caller may not see 404 NOT_FOUND. Self-enrollment: students only (staff 403 FORBIDDEN), the institution must allow it (403 FORBIDDEN) and, where fee gating is on, fees not overdue (402 FEE_OVERDUE). `studentIds` needs canManageCourses (403 FORBIDDEN).',
         params: idParams,
         body: enrollPathBody,
         response: { 200: envelope(enrollResultSchema) },

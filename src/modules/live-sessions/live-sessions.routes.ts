@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
+import { envelope, errorResponse, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { AppError } from '../../platform/http/errors.js';
 import { parseJsonBody } from '../../platform/http/input-guard.js';
 import type { Deps } from '../../platform/context.js';
@@ -64,7 +64,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Live sessions, by scheduled time',
         description:
           'Filters: `courseId`, `status`, `from` (scheduled at or after) and `to` (before). Course managers see every session of the institution; ' +
-          'anyone else the sessions they host and those of courses where they have an ACTIVE or COMPLETED enrollment. Each with the recording fields of spec 2.7.',
+          'anyone else the sessions they host and those of courses where they have an ACTIVE or COMPLETED enrollment. Each with the recording fields of spec 2.7. ' +
+          'Any signed-in user. 400 VALIDATION_ERROR for an unknown status, a bad time or date, `from` after `to`, or a bad page value.',
         querystring: listSessionsQuery,
         response: { 200: pagedEnvelope(sessionSchema) },
       },
@@ -78,12 +79,14 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/live-sessions',
     {
+      config: { errors: ['BAD_GATEWAY'] },
       schema: {
         tags,
         operationId: 'createLiveSession',
         summary: 'Schedule a live session in a course (canManageCourses)',
         description:
-          'Answers 201 with the session: `status` SCHEDULED, `hostId` the caller unless given, recording fields null. Every ACTIVE enrollment of the course gets LIVE_CLASS_SCHEDULED. A course of another institution → 404.',
+          'Answers 201 with the session: `status` SCHEDULED, `hostId` the caller unless given, recording fields null. Every ACTIVE enrollment of the course gets LIVE_CLASS_SCHEDULED. A course of another institution → 404. ' +
+          'canManageCourses only (403 FORBIDDEN otherwise). An ARCHIVED course 409 CONFLICT. A `hostId` must be a staff user of the institution in the CRM or a learner ACTIVE in the course (else 400 VALIDATION_ERROR naming body.hostId); 502 BAD_GATEWAY when the CRM cannot answer that check.',
         body: createSessionBody,
         response: { 201: envelope(sessionSchema) },
       },
@@ -100,7 +103,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Attendance totals of a course’s live sessions, per student',
         description:
           'Only COMPLETED sessions count (spec 3.3). Course managers get every student with an ACTIVE or COMPLETED enrollment (or the one `studentId`); ' +
-          'a learner gets their own row (another `studentId` → 404).',
+          'a learner gets their own row (another `studentId` → 404), and needs an enrollment in the course (any status; else 404 NOT_FOUND). An unknown course 404 NOT_FOUND; ' +
+          'a missing courseId or a bad page value 400 VALIDATION_ERROR.',
         querystring: courseAttendanceQuery,
         response: { 200: courseAttendanceEnvelope },
       },
@@ -116,7 +120,11 @@ const routes: ModuleRoutes = async (app, deps) => {
     {
       config: { recordScope: 'institution' },
       schema: {
-        ...byIdRoute('A live session', 'Managers, the host and learners with an ACTIVE or COMPLETED enrollment in its course; anyone else 404.', 'getLiveSession'),
+        ...byIdRoute(
+          'A live session',
+          'Managers, the host and learners with an ACTIVE or COMPLETED enrollment in its course; anyone else 404 NOT_FOUND, as for an unknown session.',
+          'getLiveSession',
+        ),
         response: { 200: envelope(sessionSchema) },
       },
     },
@@ -130,7 +138,8 @@ const routes: ModuleRoutes = async (app, deps) => {
       schema: {
         ...byIdRoute(
           'Start a live session (host or ADMIN)',
-          'SCHEDULED → LIVE with `startedAt` and `roomName` = `<RECORDING_ROOM_PREFIX>-<institution slug>-<id>`. A LIVE session is answered unchanged; a COMPLETED one → 409 CONFLICT.',
+          'SCHEDULED → LIVE with `startedAt` and `roomName` = `<RECORDING_ROOM_PREFIX>-<institution slug>-<id>`. A LIVE session is answered unchanged; a COMPLETED one → 409 CONFLICT.' +
+            'The host or an ADMIN only (anyone else of the institution 403 FORBIDDEN); an unknown session 404 NOT_FOUND.',
           'startLiveSession',
         ),
         response: { 200: envelope(sessionSchema) },
@@ -147,7 +156,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         ...byIdRoute(
           'End a live session (host or ADMIN)',
           'LIVE → COMPLETED with `endedAt`; a running recording is stopped as by recording/stop (if the recorder cannot be told, the recording is FAILED and the end still succeeds). ' +
-            'A COMPLETED session is answered unchanged; a SCHEDULED one → 409 CONFLICT.',
+            'A COMPLETED session is answered unchanged; a SCHEDULED one → 409 CONFLICT. The host or an ADMIN only (anyone else of the institution 403 FORBIDDEN); an unknown session 404 NOT_FOUND.',
           'endLiveSession',
         ),
         response: { 200: envelope(sessionSchema) },
@@ -164,7 +173,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         ...byIdRoute(
           'Join a LIVE session',
           'The host or ADMIN (role HOST) and students with an ACTIVE enrollment (role PARTICIPANT); a COMPLETED enrollment → 403 ENROLLMENT_REQUIRED, other staff → 403. ' +
-            'Not LIVE → 409 CONFLICT. Records the join (first time, last time, count), from which attendance is derived.',
+            'Not LIVE → 409 CONFLICT. Records the join (first time, last time, count), from which attendance is derived. Anyone else, or an unknown session, 404 NOT_FOUND.',
           'joinLiveSession',
         ),
         response: { 200: envelope(joinSchema) },
@@ -180,7 +189,8 @@ const routes: ModuleRoutes = async (app, deps) => {
       schema: {
         ...byIdRoute(
           'Sign up for a live session ahead',
-          'A student with an ACTIVE enrollment, before the session is COMPLETED (then 409). Idempotent: again → 200 with the first `registeredAt` and `alreadyRegistered: true`.',
+          'A student with an ACTIVE enrollment, before the session is COMPLETED (then 409 CONFLICT). Idempotent: again → 200 with the first `registeredAt` and `alreadyRegistered: true`. ' +
+            'Staff and the host 403 FORBIDDEN; a learner with a COMPLETED enrollment 403 ENROLLMENT_REQUIRED; anyone else, or an unknown session, 404 NOT_FOUND.',
           'registerForLiveSession',
         ),
         response: { 200: envelope(registrationSchema) },
@@ -197,7 +207,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         ...byIdRoute(
           'Attendance of a live session (course managers and the host)',
           'The roster (ACTIVE and COMPLETED enrollments, by student id, paginated, default 50) with registration, joins and the host’s mark. ' +
-            'Once COMPLETED each student is `attended` (marked PRESENT, or unmarked and joined) or `missed`; `totals` counts the whole roster.',
+            'Once COMPLETED each student is `attended` (marked PRESENT, or unmarked and joined) or `missed`; `totals` counts the whole roster. ' +
+            'Course managers and the host; learners who may see the session 403 FORBIDDEN; anyone else, or an unknown session, 404 NOT_FOUND. 400 VALIDATION_ERROR for a bad page value.',
           'getLiveSessionAttendance',
         ),
         querystring: attendanceQuery,
@@ -218,7 +229,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         ...byIdRoute(
           'Record attendance (host or ADMIN)',
           '`records`: up to 500 `{studentId, status: PRESENT|ABSENT}`, each a student on the roster (else 400). Allowed once the session is LIVE or COMPLETED (before: 409). ' +
-            'A mark overrides the joins; unmarked students count by their joins. Answers the totals.',
+            'A mark overrides the joins; unmarked students count by their joins. Answers the totals. The host or an ADMIN only (anyone else of the institution 403 FORBIDDEN); an unknown session 404 NOT_FOUND.',
           'recordLiveSessionAttendance',
         ),
         body: attendanceBody,
@@ -235,7 +246,8 @@ const routes: ModuleRoutes = async (app, deps) => {
       schema: {
         ...byIdRoute(
           'The session as an iCalendar file',
-          'RFC 5545 (`text/calendar; charset=utf-8`, attachment `live-session-<id>.ics`): start, end (start + duration), title, URL and a UID that stays the same for the session.',
+          'RFC 5545 (`text/calendar; charset=utf-8`, attachment `live-session-<id>.ics`): start, end (start + duration), title, URL and a UID that stays the same for the session. ' +
+            'Who may see the session: managers, the host, learners with an ACTIVE or COMPLETED enrollment in its course; anyone else, or an unknown session, 404 NOT_FOUND.',
           'getLiveSessionCalendar',
         ),
         response: { 200: { description: 'an iCalendar file', content: { 'text/calendar': { schema: icsSchema } } } },
@@ -260,7 +272,10 @@ const routes: ModuleRoutes = async (app, deps) => {
           'PENDING is committed before the recorder is called (two rapid starts make one recording); success → RECORDING with `recordingStartedAt`. ' +
           '503 SERVICE_UNAVAILABLE with a friendly message when recording is not configured or the recorder answers 404 or fails (the prior status is put back).',
         params: idParams,
-        response: { 200: envelope(recordingStartSchema), 503: errorEnvelope },
+        response: {
+          200: envelope(recordingStartSchema),
+          503: errorResponse(503, 'recording is not configured, or the recorder refused or could not be reached (`details.reason`)'),
+        },
       },
     },
     async (req) => ok(await startRecording(ctxOf(req), req.params.id)),
@@ -276,9 +291,9 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Stop the cloud recording (host or ADMIN)',
         description:
           'PENDING or RECORDING → PROCESSING with `recordingStoppedAt`, and the recorder is told to stop; when it cannot be reached the recording is FAILED and the answer 503. ' +
-          'Any other status changes nothing: `alreadyStopped: true`. The recorder then calls the webhook (READY or FAILED).',
+          'Any other status changes nothing: `alreadyStopped: true`. The recorder then calls the webhook (READY or FAILED). The host or an ADMIN only (anyone else of the institution 403 FORBIDDEN); an unknown session 404 NOT_FOUND.',
         params: idParams,
-        response: { 200: envelope(recordingStopSchema), 503: errorEnvelope },
+        response: { 200: envelope(recordingStopSchema), 503: errorResponse(503, 'the recorder could not be told to stop (the recording is FAILED)') },
       },
     },
     async (req) => ok(await stopRecording(ctxOf(req), req.params.id)),
@@ -331,7 +346,11 @@ function webhookRoute(r: ReturnType<typeof typed>, deps: Deps) {
           '`recording_failed` → FAILED (from RECORDING or PROCESSING); `recording_uploaded` → READY with `recordingUrl` and `recordingDuration`, then LIVE_CLASS_RECORDING_READY to every ACTIVE or COMPLETED ' +
           'enrollment, sent by the worker (the answer does not wait). Only a PROCESSING recording changes: a replay is 200 `ignored` and sends nothing.',
         body: webhookBody,
-        response: { 200: envelope(webhookResultSchema), 401: errorEnvelope, 503: errorEnvelope },
+        response: {
+          200: envelope(webhookResultSchema),
+          401: errorResponse(401, 'missing or invalid webhook signature'),
+          503: errorResponse(503, 'RECORDING_WEBHOOK_SECRET or RECORDING_API_TOKEN not configured'),
+        },
       },
     },
     async (req) => ok(await handleRecordingWebhook({ db: deps.database.db, clock: deps.clock, log: req.log, config: deps.config }, req.body)),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { optionalFilter } from '../../platform/http/query-filters.js';
 import { envelopeWithMeta } from '../../platform/http/envelope.js';
-import { paginationFields } from '../../platform/http/pagination.js';
+import { paginationFields, paginationFieldsFor } from '../../platform/http/pagination.js';
 import { rangeInOrder, timeOrDay } from '../../platform/http/time-range.js';
 import { ATTENDANCE_MARKS, LIVE_SESSION_STATUSES, RECORDING_STATUSES } from './live-sessions.tables.js';
 
@@ -115,7 +115,10 @@ export const attendanceRowSchema = z.object({
     ),
 });
 
-export const attendanceQuery = z.object({ ...paginationFields });
+/** Attendance lists (a session's roster, a course's totals) come 50 students a page unless perPage or limit says otherwise. */
+export const ATTENDANCE_PAGE_SIZE = 50;
+
+export const attendanceQuery = z.object({ ...paginationFieldsFor(ATTENDANCE_PAGE_SIZE) });
 
 export const attendanceListSchema = z.object({
   sessionId: z.string(),
@@ -134,7 +137,7 @@ export const attendanceUpdateSchema = z.object({
   totals: totalsSchema,
 });
 
-export const courseAttendanceQuery = z.object({ courseId: id, studentId: optionalFilter(id), ...paginationFields });
+export const courseAttendanceQuery = z.object({ courseId: id, studentId: optionalFilter(id), ...paginationFieldsFor(ATTENDANCE_PAGE_SIZE) });
 
 export const courseAttendanceSchema = z.object({
   courseId: z.string(),

@@ -15,7 +15,7 @@ import { notify } from '../notifications/notify.js';
 import { calendarFileName, sessionCalendar, sessionPath } from './live-sessions.calendar.js';
 import { sessionDto } from './live-sessions.dto.js';
 import { reload, stopActiveRecording } from './live-sessions.recording.js';
-import type { AttendanceInput, CreateSessionInput, ListSessionsQuery } from './live-sessions.schemas.js';
+import { ATTENDANCE_PAGE_SIZE, type AttendanceInput, type CreateSessionInput, type ListSessionsQuery } from './live-sessions.schemas.js';
 import { liveSessionParticipants, liveSessions, ROSTER_STATUSES, type LiveSession } from './live-sessions.tables.js';
 import { ATTENDED, MISSED } from './live-sessions.attendance-rule.js';
 import { audit, auditCreate, auditUpdate } from '../audit/audit.js';
@@ -271,7 +271,7 @@ async function totalsOf(ctx: ServiceContext, session: LiveSession): Promise<Tota
 /** GET /{id}/attendance: the roster with registrations, joins, marks and (once COMPLETED) attended/missed. */
 export async function getAttendance(ctx: ServiceContext, id: string, query: { page: number; perPage?: number; limit?: number }) {
   const { session } = await requireAccess(ctx, 'liveSession.attendance', id);
-  const page = toPage(query, 50);
+  const page = toPage(query, ATTENDANCE_PAGE_SIZE);
   const final = isFinal(session);
   const [totals, rows] = await Promise.all([
     totalsOf(ctx, session),
@@ -362,7 +362,7 @@ export async function markAttendance(ctx: ServiceContext, id: string, input: Att
  */
 export async function courseAttendance(ctx: ServiceContext, query: { courseId: string; studentId?: string; page: number; perPage?: number; limit?: number }) {
   const { course, studentId } = await requireAccess(ctx, 'liveSession.courseAttendance', { courseId: query.courseId, studentId: query.studentId });
-  const page = toPage(query, 50);
+  const page = toPage(query, ATTENDANCE_PAGE_SIZE);
   const [done] = await ctx.db
     .select({ n: count() })
     .from(liveSessions)

@@ -34,6 +34,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'listLessonNotes',
         summary: "The caller's notes on a lesson, newest first",
+        description:
+          'Notes are private: only the caller’s own. Anyone of the institution who may know the lesson’s course (no enrollment needed: a former learner keeps their notes); an unknown lesson, or one of a course they may not know, 404 NOT_FOUND.',
         params: lessonParams,
         response: { 200: envelope(noteSchema.array()) },
       },
@@ -49,6 +51,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'createLessonNote',
         summary: 'Add a note to a lesson (requires an ACTIVE enrollment)',
+        description:
+          'Needs an ACTIVE enrollment in the lesson’s course (403 ENROLLMENT_REQUIRED, also for a COMPLETED or DROPPED one and for staff without an enrollment; spec 4.3); an unknown lesson 404 NOT_FOUND. 400 VALIDATION_ERROR for content empty after trimming or over 10,000 characters, or a timestampSeconds on a lesson that is not VIDEO.',
         params: lessonParams,
         body: createNoteBody,
         response: { 201: envelope(noteSchema) },
@@ -65,6 +69,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'updateLessonNote',
         summary: "Change one of the caller's notes",
+        description:
+          'Only the fields sent change (content or timestampSeconds; at least one, else 400 VALIDATION_ERROR). No enrollment needed. Only the caller’s own note: another person’s, or one of another lesson, is 404 NOT_FOUND, as is a lesson they may not know. 400 for a timestampSeconds on a lesson that is not VIDEO.',
         params: noteParams,
         body: updateNoteBody,
         response: { 200: envelope(noteSchema) },
@@ -81,6 +87,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'deleteLessonNote',
         summary: "Delete one of the caller's notes",
+        description: 'No enrollment needed. Only the caller’s own note: another person’s, or one of another lesson, is 404 NOT_FOUND, as is a lesson they may not know.',
         params: noteParams,
         response: { 200: envelope(deletedSchema) },
       },
@@ -97,6 +104,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'listLessonBookmarks',
         summary: "The caller's bookmarks on a lesson, by timestampSeconds ascending",
+        description:
+          'Bookmarks are private: only the caller’s own. Anyone of the institution who may know the lesson’s course (no enrollment needed: a former learner keeps their notes); an unknown lesson, or one of a course they may not know, 404 NOT_FOUND.',
         params: lessonParams,
         response: { 200: envelope(bookmarkSchema.array()) },
       },
@@ -112,6 +121,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'createLessonBookmark',
         summary: 'Bookmark a position of a lesson (requires an ACTIVE enrollment)',
+        description:
+          'Needs an ACTIVE enrollment in the lesson’s course (403 ENROLLMENT_REQUIRED, also for a COMPLETED or DROPPED one and for staff without an enrollment; spec 4.3); an unknown lesson 404 NOT_FOUND. 400 VALIDATION_ERROR for a timestampSeconds outside 0 to 86,400 or a label over 120 characters.',
         params: lessonParams,
         body: createBookmarkBody,
         response: { 201: envelope(bookmarkSchema) },
@@ -128,6 +139,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'updateLessonBookmark',
         summary: "Change one of the caller's bookmarks",
+        description:
+          'Only the fields sent change (timestampSeconds or label; at least one, else 400 VALIDATION_ERROR). No enrollment needed. Only the caller’s own bookmark: another person’s, or one of another lesson, is 404 NOT_FOUND, as is a lesson they may not know.',
         params: bookmarkParams,
         body: updateBookmarkBody,
         response: { 200: envelope(bookmarkSchema) },
@@ -144,6 +157,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'deleteLessonBookmark',
         summary: "Delete one of the caller's bookmarks",
+        description: 'No enrollment needed. Only the caller’s own bookmark: another person’s, or one of another lesson, is 404 NOT_FOUND, as is a lesson they may not know.',
         params: bookmarkParams,
         response: { 200: envelope(deletedSchema) },
       },
@@ -159,6 +173,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'listMyNotes',
         summary: "The caller's notes across lessons, updatedAt descending",
+        description:
+          'Any signed-in user: only their own notes, each with its lesson and course. `courseId` narrows to one course; `search` (1 to 200 characters) matches the content, case-insensitively. 400 VALIDATION_ERROR for a bad search or page value.',
         querystring: myListQuery,
         response: { 200: pagedEnvelope(myNoteRowSchema) },
       },
@@ -176,6 +192,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'listMyBookmarks',
         summary: "The caller's bookmarks across lessons, createdAt descending",
+        description:
+          'Any signed-in user: only their own bookmarks, each with its lesson and course. `courseId` narrows to one course; `search` (1 to 200 characters) matches the label, case-insensitively. 400 VALIDATION_ERROR for a bad search or page value.',
         querystring: myListQuery,
         response: { 200: pagedEnvelope(myBookmarkRowSchema) },
       },

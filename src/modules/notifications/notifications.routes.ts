@@ -42,7 +42,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: "The caller's in-app notifications, newest first",
         description:
           'Only IN_APP rows with status SENT or PENDING. `total` counts the rows matching the filters; `unreadCount` all unread rows. ' +
-          'Page size `limit` (default 25, max 100; `perPage` is an alias); `meta` as on every paginated endpoint.',
+          'Page size `limit` (default 25, max 100; `perPage` is an alias); `meta` as on every paginated endpoint. Any signed-in user, for themself. `unreadOnly` and `category` filter; 400 VALIDATION_ERROR for a bad filter or page value.',
         querystring: listNotificationsQuery,
         response: { 200: notificationListEnvelope },
       },
@@ -62,7 +62,9 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Mark notifications read',
         description:
           "`{ids}` (at most 500) marks those of the caller's notifications; `{all: true}` marks every one. `all: false` beside `ids` is accepted and says nothing; " +
-          "`ids` with `all: true` is 400, as is neither. Other people's ids change nothing. `updated` counts rows that were unread.",
+          "`ids` with `all: true` is 400, as is neither. Other people's ids change nothing. `updated` counts rows that were unread." +
+          ' ' +
+          'Any signed-in user, for themself. 400 VALIDATION_ERROR for more than 500 ids or a malformed body.',
         body: markReadBody,
         response: { 200: envelope(updatedSchema) },
       },
@@ -79,7 +81,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Mark notifications read (legacy forms)',
         description:
           'Kept for older clients: `{markAllRead: true}` or `{notificationId}`. Same effect and answer as PATCH /api/notifications/read, except that a ' +
-          '`notificationId` the caller has no notification of (unknown, or someone else’s) is 404 NOT_FOUND; their own already-read one is `{updated: 0}`.',
+          '`notificationId` the caller has no notification of (unknown, or someone else’s) is 404 NOT_FOUND; their own already-read one is `{updated: 0}`. Any signed-in user, for themself. 400 VALIDATION_ERROR for a body in neither form.',
         body: legacyPatchBody,
         response: { 200: envelope(updatedSchema) },
       },
@@ -94,6 +96,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'countUnreadNotifications',
         summary: "The caller's unread in-app notifications (polled by the web header every 30 s)",
+        description:
+          'Any signed-in user, for themself. Unread IN_APP notifications with status SENT or PENDING, as counted by `unreadCount` of GET /api/notifications. No error beyond authentication (401 AUTH_REQUIRED) and rate limiting (429 RATE_LIMITED).',
         response: { 200: envelope(countSchema) },
       },
     },
@@ -109,7 +113,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: "The caller's notification preferences",
         description:
           'Every key visible to the role (from the session token), definitions grouped by category, a preference row per key ' +
-          '(the stored row overlaid on the definition defaults; a child key follows its parent), digest times and whether a push device is registered.',
+          '(the stored row overlaid on the definition defaults; a child key follows its parent), digest times and whether a push device is registered. Any signed-in user, for themself. No error beyond authentication (401 AUTH_REQUIRED) and rate limiting (429 RATE_LIMITED).',
         response: { 200: envelope(preferencesSchema) },
       },
     },
@@ -125,7 +129,9 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Change the preference of one key',
         description:
           'Only the fields sent change. 400 for an unknown or child key, and for a frequency other than IMMEDIATE on a key whose frequency cannot change; ' +
-          "403 FORBIDDEN for another role's key and for turning off a key that cannot be disabled (a channel false, or frequency OFF).",
+          "403 FORBIDDEN for another role's key and for turning off a key that cannot be disabled (a channel false, or frequency OFF)." +
+          ' ' +
+          'Any signed-in user, for themself.',
         body: updatePreferenceBody,
         response: { 200: envelope(preferenceSchema) },
       },
@@ -140,7 +146,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'resetNotificationPreferences',
         summary: "Delete all of the caller's preference rows (back to the defaults)",
-        description: 'The body must be `{confirm: true}`.',
+        description: 'The body must be `{confirm: true}`. Any signed-in user, for themself. Anything else as the body (no confirm, confirm false) is 400 VALIDATION_ERROR.',
         body: resetPreferencesBody,
         response: { 200: envelope(resetSchema) },
       },
@@ -157,7 +163,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Change when digests are sent',
         description:
           '`dailyTime` and `weeklyTime` as HH:MM, `weeklyDay` SUNDAY to SATURDAY, `timezoneOverride` an IANA zone (null: the institution’s zone). ' +
-          'Digests already waiting move to the new time.',
+          'Digests already waiting move to the new time. Any signed-in user, for themself. Only the fields sent change. 400 VALIDATION_ERROR for a time that is not HH:MM, an unknown weekday or time zone, or an unknown field.',
         body: digestTimesBody,
         response: { 200: envelope(digestTimesSchema) },
       },
@@ -174,7 +180,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Register a push token for the caller',
         description:
           'For `web` the token is the browser’s PushSubscription as JSON text (`{endpoint, keys: {p256dh, auth}}`). The device id is sha256(`userId:token`), ' +
-          'so registering again reuses the row; the same token on any other row is cleared.',
+          'so registering again reuses the row; the same token on any other row is cleared. Any signed-in user, for themself. 400 VALIDATION_ERROR for an unknown platform or a token over 2,048 bytes.',
         body: pushTokenBody,
         response: { 200: envelope(registeredSchema) },
       },
@@ -193,7 +199,8 @@ const routes: ModuleRoutes = async (app, deps) => {
           description:
             'Body: the token, the platform (ios or android; apns is ios only) and optional device metadata, named fields and others (see the body schema), ' +
             'stored with the device. Same device rules as POST /api/notifications/push-token. Another provider (`/api/v1/devices/expo-token`, …) is ' +
-            '400 VALIDATION_ERROR naming the supported ones.',
+            '400 VALIDATION_ERROR naming the supported ones. Any signed-in user, for themself. An `apns` token with platform android is 400 VALIDATION_ERROR, ' +
+            'as is a token over 2,048 bytes.',
           body: deviceTokenBody,
           response: { 200: envelope(deviceSchema) },
         },

@@ -20,9 +20,9 @@ const queryBoolean = z
   .default(false);
 
 export const listNotificationsQuery = z.object({
-  page: pageNumber.describe('1-indexed page number'),
-  limit: pageSize.describe(`page size, default ${NOTIFICATIONS_PAGE_DEFAULT}, max 100`),
-  perPage: pageSize.describe('alias of limit'),
+  page: pageNumber.describe('1-indexed page number (default 1)'),
+  limit: pageSize.describe(`page size, 1 to 100 (default ${NOTIFICATIONS_PAGE_DEFAULT}); here limit wins when both limit and perPage are sent`),
+  perPage: pageSize.describe(`alias of limit (default ${NOTIFICATIONS_PAGE_DEFAULT}); limit wins when both are sent`),
   unreadOnly: queryBoolean.describe('only unread notifications; empty is false'),
   category: z
     .string()

@@ -28,11 +28,13 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/progress',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'updateLessonProgress',
         summary: 'Update lesson progress; completing every required lesson completes the course',
+        description:
+          'Sets completed, progressPercent (0-100) and positionSeconds; progress only moves forward (a completed lesson stays completed). A QUIZ, ASSIGNMENT or SCORM lesson is completed by its assessment or tracking data: claiming completion of one is 409 CONFLICT. Needs an ACTIVE or COMPLETED enrollment in the course (403 ENROLLMENT_REQUIRED, course managers too); for learners also the lesson unlocked (403 LESSON_LOCKED) and, where fee gating is on, fees not overdue (402 FEE_OVERDUE). A lesson the caller may not know: 404 NOT_FOUND.',
         params,
         body: progressBody,
         response: { 200: envelope(progressResult) },
@@ -44,13 +46,13 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/progress-v2',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'updateLessonProgressBatch',
         summary: 'Batched progress updates for lessons of the same course, in one transaction',
         description:
-          'Items count in order: on a SEQUENTIAL course a lesson completed by an earlier item opens the next one for the items after it. A locked lesson (403 LESSON_LOCKED) or a lesson of another course (400) writes nothing.',
+          'Items count in order: on a SEQUENTIAL course a lesson completed by an earlier item opens the next one for the items after it. A locked lesson (403 LESSON_LOCKED) or a lesson of another course (400) writes nothing. Needs an ACTIVE or COMPLETED enrollment in the course (403 ENROLLMENT_REQUIRED, course managers too); for learners also the lesson unlocked (403 LESSON_LOCKED) and, where fee gating is on, fees not overdue (402 FEE_OVERDUE). A lesson the caller may not know: 404 NOT_FOUND. The path’s lesson decides the course; `items[].lessonId` defaults to it.',
         params,
         body: progressBatchBody,
         response: { 200: envelope(progressBatchResultSchema) },
@@ -62,11 +64,13 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/pdf-progress',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'updatePdfProgress',
         summary: 'Page reached of total pages in a PDF lesson; reaching the last page completes it',
+        description:
+          'page and totalPages are at least 1 and page at most totalPages (else 400 VALIDATION_ERROR); a lesson that is not a PDF lesson is 400. Needs an ACTIVE or COMPLETED enrollment in the course (403 ENROLLMENT_REQUIRED, course managers too); for learners also the lesson unlocked (403 LESSON_LOCKED) and, where fee gating is on, fees not overdue (402 FEE_OVERDUE). A lesson the caller may not know: 404 NOT_FOUND.',
         params,
         body: pdfProgressBody,
         response: { 200: envelope(progressResult) },
@@ -78,11 +82,13 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/events',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'recordLearnerEvents',
         summary: 'Store learner player events (one or a list); a complete/ended event completes the lesson',
+        description:
+          'Each event: a type, and optionally positionSeconds, occurredAt and data. The last positionSeconds becomes the lesson position; a complete or ended event completes a lesson that is not QUIZ, ASSIGNMENT or SCORM (those ignore it). Needs an ACTIVE or COMPLETED enrollment in the course (403 ENROLLMENT_REQUIRED, course managers too); for learners also the lesson unlocked (403 LESSON_LOCKED) and, where fee gating is on, fees not overdue (402 FEE_OVERDUE). A lesson the caller may not know: 404 NOT_FOUND.',
         params,
         body: eventsBody,
         response: { 201: envelope(eventsResultSchema) },
@@ -97,11 +103,13 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/interactions',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'recordInteraction',
         summary: 'Store a learner interaction with the lesson',
+        description:
+          'A `kind`, an optional `targetId` and free-form `data`, stored for analytics; nothing is completed. Needs an ACTIVE or COMPLETED enrollment in the course (403 ENROLLMENT_REQUIRED, course managers too); for learners also the lesson unlocked (403 LESSON_LOCKED) and, where fee gating is on, fees not overdue (402 FEE_OVERDUE). A lesson the caller may not know: 404 NOT_FOUND.',
         params,
         body: interactionBody,
         response: {
@@ -120,6 +128,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'getBlockAnswer',
         summary: "The caller's answer to an interactive block, or null",
+        description:
+          'Anyone of the institution who may know the course (no enrollment, drip or fee check: only their own answer is read). An unknown lesson, or a block id a lesson with declared blocks does not have: 404 NOT_FOUND.',
         params: blockParams,
         response: { 200: envelope(answerSchema.nullable()) },
       },
@@ -130,13 +140,13 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/lessons/:id/blocks/:blockId/answer',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'answerBlock',
         summary: 'Answer an interactive block (the latest answer replaces the previous one)',
         description:
-          'A block with a `correctAnswer` grades the answer (`isCorrect`); other blocks store it ungraded. A lesson that declares blocks takes only their ids (else 404); one that declares none takes any block id.',
+          'A block with a `correctAnswer` grades the answer (`isCorrect`); other blocks store it ungraded. A lesson that declares blocks takes only their ids (else 404); one that declares none takes any block id. Needs an ACTIVE or COMPLETED enrollment in the course (403 ENROLLMENT_REQUIRED, course managers too); for learners also the lesson unlocked (403 LESSON_LOCKED) and, where fee gating is on, fees not overdue (402 FEE_OVERDUE). A lesson the caller may not know: 404 NOT_FOUND.',
         params: blockParams,
         body: answerBody,
         response: { 200: envelope(answerSchema) },

@@ -1,6 +1,6 @@
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { envelope, errorEnvelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
+import { envelope, ok, paged, pagedEnvelope } from '../../platform/http/envelope.js';
 import { actorOf, requestContext } from '../../platform/auth/auth-plugin.js';
 import { listAttemptsQuery, quizParams, quizSchema, staffAttemptSchema, startResultSchema, submitAttemptBody, submitResultSchema, upsertQuizBody } from './quizzes.schemas.js';
 import * as quizzes from './quizzes.service.js';
@@ -25,7 +25,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/quiz/:id',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'getQuiz',
@@ -36,7 +36,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           '(stable per attempt); `myAttempts` with the attempts used and left and the open attempt. On a quiz with a time limit, `questions` is ' +
           `null until the learner starts an attempt. ${LEARNER_ACCESS} 404 when the lesson is not a QUIZ lesson or has no quiz yet.`,
         params: quizParams,
-        response: { 200: envelope(quizSchema), 402: errorEnvelope },
+        response: { 200: envelope(quizSchema) },
       },
     },
     async (req) => ok(await quizzes.getQuiz(ctxOf(req), req.params.id)),
@@ -71,7 +71,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/quiz/:id/start',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'startQuizAttempt',
@@ -82,7 +82,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           'against `maxAttempts` (409 ATTEMPT_LIMIT). An open attempt past its deadline + 30 s is recorded EXPIRED first. ' +
           `Needs an enrollment (403 ENROLLMENT_REQUIRED, also for managers). ${LEARNER_ACCESS} ${FLOW}`,
         params: quizParams,
-        response: { 200: envelope(startResultSchema), 201: envelope(startResultSchema), 402: errorEnvelope },
+        response: { 200: envelope(startResultSchema), 201: envelope(startResultSchema) },
       },
     },
     async (req, reply) => {
@@ -94,7 +94,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/quiz/:id/attempt',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'submitQuizAttempt',
@@ -111,7 +111,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           `(the attempt is recorded EXPIRED, not graded, not passed). ${LEARNER_ACCESS} ${FLOW}`,
         params: quizParams,
         body: submitAttemptBody,
-        response: { 200: envelope(submitResultSchema), 402: errorEnvelope },
+        response: { 200: envelope(submitResultSchema) },
       },
     },
     async (req) => ok(await quizzes.submitAttempt(ctxOf(req), req.params.id, req.body)),
@@ -129,7 +129,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           'Newest first; `page` and `perPage`/`limit` (default 20, max 100) with `meta`. Course managers (canManageCourses) see every ' +
           'student’s attempts (or one student’s with `studentId`) with `studentName` from the CRM (a generic label when it is unknown); ' +
           'anyone else of the institution sees only their own (`studentName` null), also after leaving the course. Results show per question ' +
-          'whether the answer was right and the points, never the right answer or an explanation. An IN_PROGRESS attempt past its deadline + 30 s shows as EXPIRED.',
+          'whether the answer was right and the points, never the right answer or an explanation. An IN_PROGRESS attempt past its deadline + 30 s shows as EXPIRED. An unknown lesson, or one the caller may not know, 404 NOT_FOUND; 400 VALIDATION_ERROR for a bad page value.',
         params: quizParams,
         querystring: listAttemptsQuery,
         response: { 200: pagedEnvelope(staffAttemptSchema) },

@@ -41,7 +41,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags,
         operationId: 'listCourseReviews',
         summary: 'Reviews of a course, newest first (latest change), with student names',
-        description: 'Anyone who may see the course (published, or with an enrollment; staff always). Paginated (default 20).',
+        description:
+          'Anyone who may see the course (published, or with an enrollment; staff always). Paginated (default 20). Any other course, or an unknown one, 404 NOT_FOUND. Names come from the CRM (a generic label when it cannot give one). 400 VALIDATION_ERROR for a bad page value.',
         params: idParams,
         querystring: listQuery,
         response: { 200: pagedEnvelope(reviewSchema) },

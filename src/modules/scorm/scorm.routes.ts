@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppModule, ModuleRoutes } from '../types.js';
 import { typed } from '../types.js';
-import { envelope, errorEnvelope, ok } from '../../platform/http/envelope.js';
+import { envelope, errorResponse, ok } from '../../platform/http/envelope.js';
 import type { Deps } from '../../platform/context.js';
 import { requestContext } from '../../platform/auth/auth-plugin.js';
 import { routeRateLimits } from '../../platform/http/rate-limit.js';
@@ -59,8 +59,8 @@ async function uploadRoute(scope: FastifyInstance, deps: Deps) {
         body: packageBodyDoc,
         response: {
           201: envelope(packageSchema),
-          413: errorEnvelope.describe('PAYLOAD_TOO_LARGE: over SCORM_MAX_PACKAGE_BYTES'),
-          415: errorEnvelope.describe('UNSUPPORTED_MEDIA_TYPE: the body is not a zip'),
+          413: errorResponse(413, 'over SCORM_MAX_PACKAGE_BYTES'),
+          415: errorResponse(415, 'the body is not a zip'),
         },
       },
     },
@@ -91,7 +91,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/scorm/:id/launch',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'launchScorm',
@@ -104,7 +104,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           `enrollment launch in browse mode (credit no-credit), untracked. ${LEARNER_ACCESS}`,
         params: scormParams,
         querystring: launchQuery,
-        response: { 200: envelope(launchSchema), 402: errorEnvelope },
+        response: { 200: envelope(launchSchema) },
       },
     },
     async (req) => ok(await scorm.launch(ctxOf(req), req.params.id, req.query.scoId)),
@@ -113,7 +113,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/scorm/:id/player',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'scormPlayer',
@@ -128,7 +128,6 @@ const routes: ModuleRoutes = async (app, deps) => {
         querystring: launchQuery,
         response: {
           200: { description: 'the launch page', content: { 'text/html': { schema: playerPageSchema } } },
-          402: errorEnvelope,
         },
       },
     },
@@ -141,7 +140,7 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.post(
     '/api/scorm/:id/track',
     {
-      config: { recordScope: 'institution' },
+      config: { recordScope: 'institution', errors: ['FEE_OVERDUE'] },
       schema: {
         tags,
         operationId: 'trackScorm',
@@ -160,7 +159,7 @@ const routes: ModuleRoutes = async (app, deps) => {
           `ended attempt. Needs an enrollment (403 ENROLLMENT_REQUIRED, managers too). ${LEARNER_ACCESS}`,
         params: scormParams,
         body: trackBody,
-        response: { 200: envelope(trackResultSchema), 402: errorEnvelope, 409: errorEnvelope },
+        response: { 200: envelope(trackResultSchema), 409: errorResponse(409, 'the attempt has ended', ['CONFLICT']) },
       },
     },
     async (req) => ok(await scorm.track(ctxOf(req), req.params.id, req.body)),
@@ -177,7 +176,7 @@ const routes: ModuleRoutes = async (app, deps) => {
     params: contentParams,
     response: {
       200: { description: 'the file’s bytes', content: { 'application/octet-stream': { schema: contentBytesSchema } } },
-      403: errorEnvelope,
+      403: errorResponse(403, 'the grant has expired', ['FORBIDDEN']),
     },
   };
   const contentHandler = async (req: FastifyRequest, reply: FastifyReply) => {

@@ -11,7 +11,14 @@ const routes: ModuleRoutes = async (app, deps) => {
   r.get(
     '/api/settings',
     {
-      schema: { tags: ['settings'], operationId: 'getSettings', summary: 'Institution settings, including the fee gating toggle', response: { 200: envelope(settingsResponse) } },
+      schema: {
+        tags: ['settings'],
+        operationId: 'getSettings',
+        summary: 'Institution settings, including the fee gating toggle',
+        description:
+          'Any signed-in user of the institution, students and parents included (clients read the toggles: self-enrollment, fee gating, time zone…): name, slug and every setting with its default applied. No error beyond authentication (401 AUTH_REQUIRED) and rate limiting (429 RATE_LIMITED).',
+        response: { 200: envelope(settingsResponse) },
+      },
     },
     async (req) => ok(await readSettings(ctx(req))),
   );
@@ -22,6 +29,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags: ['settings'],
         operationId: 'updateSettings',
         summary: 'Change institution settings (ADMIN); only sent fields change',
+        description:
+          'ADMIN only (403 FORBIDDEN otherwise). Settings and the institution name; unknown keys, an empty body or an invalid value (an unknown time zone…) are 400 VALIDATION_ERROR. A call that changes something is audited (settings.update).',
         body: patchBody,
         response: { 200: envelope(settingsResponse) },
       },

@@ -16,7 +16,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         summary: 'Push every pending or failed course completion of the institution to the CRM now (ADMIN)',
         description:
           'Answers how many completions this call sent, how many it attempted and failed, and how many are still not delivered. A call that attempted any push ' +
-          'writes one audit row, `sync.crm` on the institution, with those counts.',
+          'writes one audit row, `sync.crm` on the institution, with those counts. ADMIN only (403 FORBIDDEN otherwise). A completion the CRM refuses or cannot take stays FAILED and is counted, not an error of the call.',
         response: {
           200: envelope(syncResultSchema),
         },

@@ -13,6 +13,8 @@ const routes: ModuleRoutes = async (app, deps) => {
         tags: ['web'],
         operationId: 'getWebConfig',
         summary: 'Sign-in address, development sign-in and the web push key, for the web app',
+        description:
+          'Public (no authentication: the sign-in page reads it), holds no secret: AUTH_SIGNIN_URL (null when unset), whether the development sign-in is available (false in production), and the VAPID public key for web push (null when unset). Only rate limiting (429 RATE_LIMITED) can refuse it.',
         response: { 200: envelope(webConfigSchema) },
       },
     },

@@ -31,7 +31,8 @@ const ERRORS = {
 };
 
 const ENVELOPE_NOTE =
-  ' The LRS answers in xAPI form, not the service envelope: errors are a status with a plain-text message. Every request but GET /about sends `X-Experience-API-Version: 1.0.x`; every answer carries `X-Experience-API-Version: 1.0.3`. Authorization: Basic (LRS credential) or Bearer (session token). The alternate request syntax (POST ?method=GET|PUT|POST|DELETE with a form body) is accepted on every resource.';
+  ' The LRS answers in xAPI form, not the service envelope: errors are a status with a plain-text message. Every request but GET /about sends `X-Experience-API-Version: 1.0.x`; every answer carries `X-Experience-API-Version: 1.0.3`. Authorization: Basic (LRS credential) or Bearer (session token). The alternate request syntax (POST ?method=GET|PUT|POST|DELETE with a form body) is accepted on every resource. ' +
+  'Errors: 400 a missing or invalid parameter, header or statement; 401 no valid authorization; 403 a session acting for an agent other than its own; 404 nothing there; 429 rate limit exceeded.';
 
 const security = [{ basicAuth: [] }, { bearerAuth: [] }];
 
@@ -177,9 +178,9 @@ export const LRS_ROUTES: LrsRoute[] = [
       summary: 'The xAPI versions this LRS supports',
       description:
         'Unauthenticated; needs no X-Experience-API-Version header. Answers {"version": ["1.0.3", "1.0.2", "1.0.1", "1.0.0"]}. ' +
-        'Like every LRS route it answers in xAPI form, not the service envelope.',
+        'Like every LRS route it answers in xAPI form, not the service envelope; it only fails when rate-limited (429) or on a server error (500).',
       security: [],
-      response: { 200: z.object({ version: z.array(z.string()) }), ...ERRORS },
+      response: { 200: z.object({ version: z.array(z.string()) }), 429: ERRORS[429], 500: ERRORS[500] },
     }),
   },
 ];

@@ -11,6 +11,20 @@ const SECURITY_BY_MODE: Record<AuthMode, Array<Record<string, string[]>>> = {
   public: [],
 };
 
+/** The description of a success response that gives none (instead of fastify-swagger's "Default Response"). */
+const SUCCESS_DESCRIPTIONS: Record<string, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content' };
+
+/** The zod transform, then a description by status for each success response without one. */
+const transform: typeof jsonSchemaTransform = (input) => {
+  const out = jsonSchemaTransform(input);
+  const response = (out.schema as { response?: Record<string, Record<string, unknown>> } | undefined)?.response;
+  for (const [status, entry] of Object.entries(response ?? {})) {
+    const text = SUCCESS_DESCRIPTIONS[status];
+    if (text && entry && typeof entry === 'object' && !entry.description) entry['x-response-description'] = text;
+  }
+  return out;
+};
+
 /** OpenAPI 3.1 generated from the route schemas, served at /openapi.json, and a docs page at /docs. */
 export async function registerDocs(app: FastifyInstance, cookieName: string) {
   // Each route's security follows its auth mode, so the document tells clients what to send.
@@ -47,7 +61,7 @@ export async function registerDocs(app: FastifyInstance, cookieName: string) {
         },
       },
     },
-    transform: jsonSchemaTransform,
+    transform,
   });
   app.get('/openapi.json', { schema: { hide: true }, config: { auth: 'public' } }, async () => app.swagger());
   // Imported here, not at module load: processes that never build the HTTP app (the worker) skip it.

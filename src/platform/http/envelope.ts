@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ERROR_STATUS, type ErrorCode } from './errors.js';
 
 /** Envelope of spec 2.1: `{ data, error }`, plus `meta` on paginated lists. */
 export interface PageMeta {
@@ -16,8 +17,6 @@ const errorSchema = z.object({
   message: z.string(),
   details: z.record(z.string(), z.unknown()).optional(),
 });
-
-export const errorEnvelope = z.object({ data: z.null(), error: errorSchema }).describe('Error envelope');
 
 export const pageMetaSchema = z.object({
   total: z.number().int(),
@@ -37,16 +36,19 @@ export const envelopeWithMeta = <T extends z.ZodTypeAny>(data: T) => z.object({ 
 /** Data of every DELETE that removes something: `{id, deleted: true}`. */
 export const deletedSchema = z.object({ id: z.string(), deleted: z.literal(true) }).describe('Deletion result');
 
+/** The codes ERROR_STATUS answers with `status`, in its order. */
+export const codesOfStatus = (status: number): ErrorCode[] => (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => ERROR_STATUS[code] === status);
+
+const orList = (items: string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`);
+
 /**
- * The error responses any route may give, for OpenAPI. The `onRoute` hook of
- * error-responses.ts adds each to every route that does not declare its own.
+ * The error envelope of one status, for OpenAPI: `error.code` an enum of `codes` (by default the
+ * codes ERROR_STATUS answers with that status), and a description naming them, with `note` (when
+ * the route answers it) after a colon. Error answers are written with JSON.stringify, not through
+ * this schema (errors-plugin.ts `sendError`): it documents, it does not filter.
  */
-export const commonErrors = {
-  400: errorEnvelope,
-  401: errorEnvelope,
-  403: errorEnvelope,
-  404: errorEnvelope,
-  409: errorEnvelope,
-  429: errorEnvelope,
-  500: errorEnvelope,
-};
+export function errorResponse(status: number, note?: string, codes: ErrorCode[] = codesOfStatus(status)) {
+  if (codes.length === 0) throw new Error(`no error code has status ${status}`);
+  const error = errorSchema.extend({ code: z.enum(codes as [ErrorCode, ...ErrorCode[]]) });
+  return z.object({ data: z.null(), error }).describe(`${orList(codes)}${note ? `: ${note}` : ''}`);
+}

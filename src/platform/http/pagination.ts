@@ -10,19 +10,28 @@ export const pageNumber = z.preprocess(blankIsAbsent, z.coerce.number().int().mi
 /** A page size (`perPage` or `limit`): 1 to 100, optional (each list has its own default). */
 export const pageSize = z.preprocess(blankIsAbsent, z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional());
 
-/** Query fields to spread into a route's querystring schema. */
-export const paginationFields = {
-  page: pageNumber.describe('1-indexed page number'),
-  perPage: pageSize.describe('page size (max 100)'),
-  limit: pageSize.describe('alias of perPage'),
-};
+/** The page size of a list that does not name its own. */
+export const DEFAULT_PAGE_SIZE = 20;
+
+/**
+ * Query fields to spread into a route's querystring schema, documenting the list's default page
+ * size (the one its service passes to `toPage`). Only the descriptions depend on it.
+ */
+export const paginationFieldsFor = (defaultSize: number) => ({
+  page: pageNumber.describe('1-indexed page number (default 1)'),
+  perPage: pageSize.describe(`page size, 1 to ${MAX_PAGE_SIZE} (default ${defaultSize}); when both perPage and limit are sent, perPage wins`),
+  limit: pageSize.describe(`alias of perPage (default ${defaultSize}); perPage wins when both are sent`),
+});
+
+/** Query fields of a list with the default page size (20). */
+export const paginationFields = paginationFieldsFor(DEFAULT_PAGE_SIZE);
 
 export interface Page {
   page: number;
   perPage: number;
 }
 
-export function toPage(q: { page: number; perPage?: number; limit?: number }, defaultSize = 20): Page {
+export function toPage(q: { page: number; perPage?: number; limit?: number }, defaultSize = DEFAULT_PAGE_SIZE): Page {
   return { page: q.page, perPage: q.perPage ?? q.limit ?? defaultSize };
 }
 

@@ -1,4 +1,5 @@
 import type { Session } from '../auth/tokens.js';
+import type { ErrorCode } from './errors.js';
 import type { ZodSerializedRoute } from './serializer.js';
 
 /** How a route authenticates; default is `session` under /api and `public` elsewhere. */
@@ -24,6 +25,13 @@ declare module 'fastify' {
     auth?: AuthMode;
     /** Required on every route with a path parameter (see `RecordScope`). */
     recordScope?: RecordScope;
+    /**
+     * Error codes the route answers beyond the ones every route documents (error-responses.ts
+     * adds their statuses to its OpenAPI responses): FEE_OVERDUE where fee gating applies
+     * (access rules lesson.open, lesson.learn, quiz.take, scorm.*, self-enrollment),
+     * BAD_GATEWAY where a CRM failure surfaces, SERVICE_UNAVAILABLE… Documentation only.
+     */
+    errors?: readonly ErrorCode[];
   }
   interface FastifyInstance {
     /** Set on SIGTERM: /readyz answers 503 so load balancers stop sending requests (main.ts). */
