@@ -25,7 +25,7 @@ class PermanentDeliveryError extends Error {
 }
 
 export interface DeliveryRun {
-  /** The job's last attempt: rows still failing transiently are marked FAILED instead of retried. */
+  /** The job's last attempt (about 24 h after its first): rows still failing transiently are marked FAILED instead of retried. */
   lastAttempt: boolean;
   signal: AbortSignal;
 }
@@ -166,8 +166,10 @@ async function pushToDevices(deps: Deps, row: NotificationRow) {
  * The `notifications.deliver` job: in-app rows of the batch become SENT in one statement; each
  * e-mail and push row is sent and recorded on its own, so a worker that dies mid-batch leaves
  * the rows it finished SENT and the next attempt (another worker, after the lease) sends only
- * the rest. Transient failures keep their rows PENDING and fail the job, which retries with
- * backoff; on the last attempt they become FAILED with their reason.
+ * the rest. Transient failures (SMTP, CRM, push service or storage unavailable) keep their rows
+ * PENDING with the reason and fail the job, which retries for up to 24 h (`OUTAGE_RETRY` in
+ * jobs.schemas.ts): an outage of hours delays the rows, loses none. Only the last attempt's
+ * transient failures become FAILED. Permanent failures are FAILED at once and never retried.
  */
 export async function deliverBatch(deps: Deps, payload: { institutionId: string; batchId: string }, run: DeliveryRun): Promise<DeliverySummary> {
   const { db } = deps.database;
