@@ -82,6 +82,9 @@ describe('e-mail through a dependency outage of hours', () => {
     // Far past the six attempts (about a minute) that used to give up, and still queued.
     expect(waiting).toMatchObject({ status: 'queued', maxAttempts: OUTAGE_RETRY.maxAttempts });
     expect(waiting!.attempts).toBeGreaterThan(20);
+    // Each attempt stops after three failures in a row, and takes the least-tried rows first.
+    expect(tried.length).toBeLessThanOrEqual(3 * waiting!.attempts);
+    expect(rows.every((r) => r.attempts > 0)).toBe(true);
     // In-app rows do not wait for SMTP: sent by the first attempt and listed.
     const student = await t.token({ role: 'STUDENT', id: students[0]! });
     const listed = expectOk(await t.request('GET', '/api/notifications', { token: student }));
@@ -136,6 +139,23 @@ describe('e-mail through a dependency outage of hours', () => {
     expect(mailer.sent.filter((m) => m.to === address).map((m) => m.subject)).toEqual(['Your daily digest: 1 notification']);
     await runWorkerFor(t, HOUR);
     expect(mailer.sent.filter((m) => m.to === address)).toHaveLength(1);
+  });
+
+  it('recipients the server keeps deferring (4xx) do not hold back the rest of their batch', async () => {
+    const students = ['c_demo_stu_09', 'c_demo_stu_10', 'c_demo_stu_11', 'c_demo_stu_12', 'c_demo_stu_13', 'c_demo_stu_15'];
+    await bulkEnroll(students);
+    // The first three rows the worker meets: three failures in a row would stop an attempt's e-mail.
+    const first = (await emailRows(students)).sort((a, b) => (a.id < b.id ? -1 : 1)).slice(0, 3);
+    for (const r of first) deferred.add(await addressOf(r.recipientId));
+    try {
+      await runWorkerFor(t, 30 * 60_000);
+      const rows = await emailRows(students);
+      const stuck = new Set(first.map((r) => r.id));
+      expect(rows.filter((r) => !stuck.has(r.id)).map((r) => r.status)).toEqual(['SENT', 'SENT', 'SENT']);
+      expect(rows.filter((r) => stuck.has(r.id)).map((r) => [r.status, r.failureReason])).toEqual(Array(3).fill(['PENDING', 'smtp_unavailable']));
+    } finally {
+      deferred.clear();
+    }
   });
 
   it('permanent failures are FAILED at once and never tried again, while the same batch retries a deferred row', async () => {
