@@ -1,18 +1,20 @@
 /**
  * The CRM integration through HTTP against the simulator: settings and fee gating (402,
  * degrade open), the institution slug lookup, and the completion push outbox (retry after an
- * outage, delivered exactly once, POST /api/sync/crm counts).
+ * outage, one of hours included, delivered exactly once, POST /api/sync/crm counts).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCourse, createLesson, enroll } from '../helpers/factories.js';
 import { expectError, expectOk, failingFields } from '../helpers/expect.js';
+import { runWorkerFor } from '../helpers/jobs.js';
 import { enrollments } from '../../src/modules/enrollments/enrollments.tables.js';
 import { institutions } from '../../src/modules/institutions/institutions.tables.js';
 import { crmCompletions } from '../../src/modules/sync/sync.tables.js';
 import { jobs } from '../../src/platform/queue/queue.tables.js';
 import { retryDelayMs } from '../../src/platform/queue/queue.js';
+import { OUTAGE_RETRY } from '../../src/platform/queue/jobs.schemas.js';
 
 const PAID = 'c_demo_stu_01';
 const PARTIAL = 'c_demo_stu_02';
@@ -235,6 +237,30 @@ describe('completion push', () => {
     t.clock.advance(3_600_000);
     await t.worker.drain();
     expect(expectOk(await t.request('POST', '/api/sync/crm', { token: admin }))).toEqual({ pushed: 0, failed: 0, pending: 0 });
+    expect(pushesOf(course.id)).toHaveLength(1);
+  });
+
+  it('an outage of hours: the worker keeps retrying past the old 10 attempts and pushes once when the CRM is back, with no manual sync', async () => {
+    await t.worker.drain();
+    const { course, row } = await completeCourse('c_demo_stu_14');
+    t.crmSim.setFault('down', { pathPrefix: '/api/lms/completion' });
+    await runWorkerFor(t, 3 * 3_600_000);
+    expect(pushesOf(course.id)).toHaveLength(0);
+    const failed = await outboxRow(row.id);
+    expect(failed.status).toBe('FAILED');
+    expect(failed.attempts).toBeGreaterThan(10);
+    const [job] = await t.db
+      .select()
+      .from(jobs)
+      .where(and(eq(jobs.name, 'crm.pushCompletion'), sql`${jobs.payload}->>'completionId' = ${row.id}`));
+    expect(job).toMatchObject({ status: 'queued', attempts: failed.attempts, maxAttempts: OUTAGE_RETRY.maxAttempts });
+
+    t.crmSim.setFault(null);
+    await runWorkerFor(t, 10 * 60_000); // the longest wait between two attempts
+    expect(pushesOf(course.id)).toEqual([{ slug: 'demo', body: row.payload, receivedAt: expect.any(String) }]);
+    expect(await outboxRow(row.id)).toMatchObject({ status: 'SENT', lastError: null });
+    expect((await t.db.select().from(jobs).where(eq(jobs.id, job!.id)))[0]!.status).toBe('done');
+    await runWorkerFor(t, 3_600_000);
     expect(pushesOf(course.id)).toHaveLength(1);
   });
 

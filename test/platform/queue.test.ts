@@ -15,11 +15,12 @@ import {
   type JobHandlersOf,
   type WorkerOptions,
 } from '../../src/platform/queue/queue.js';
-import { defineJobs, jobDefinitions, QUEUE_MAINTENANCE_JOB, type JobDefinitions } from '../../src/platform/queue/jobs.schemas.js';
+import { defineJobs, jobDefinitions, OUTAGE_RETRY, QUEUE_MAINTENANCE_JOB, type JobDefinitions } from '../../src/platform/queue/jobs.schemas.js';
 import { jobs } from '../../src/platform/queue/queue.tables.js';
 import { purgeJobs, queueJobs } from '../../src/platform/queue/maintenance.js';
 import { jobsCommand, JobsCliError } from '../../src/platform/queue/cli.js';
 import { nextRunAt } from '../../src/platform/queue/schedule.js';
+import { retryFor } from '../../src/platform/queue/retry.js';
 import { institutions } from '../../src/modules/institutions/institutions.tables.js';
 import { jobHandlers } from '../../src/worker/worker.js';
 import { loadConfig } from '../../src/config.js';
@@ -45,6 +46,7 @@ const defs = defineJobs({
   'test.count': { payload: z.object({ i: z.number() }) },
   'test.lease': { payload: any },
   'test.fail': { payload: any },
+  'test.capped': { payload: any, maxAttempts: 10, maxRetryDelayMs: 5_000 },
   'test.later': { payload: any },
   'test.loop': { payload: any },
   'test.slow': { payload: any, timeoutMs: 5_000 },
@@ -101,7 +103,7 @@ describe('queue: enqueue', () => {
     await expect(enqueue(database.db, clock, 'crm.unknown', {})).rejects.toBeInstanceOf(UnknownJobError);
     const id: string = await enqueue(database.db, clock, 'crm.pushCompletion', { completionId: 'c1' }, { institutionId: 'inst_q' });
     const [row] = await rows();
-    expect(row).toMatchObject({ id, name: 'crm.pushCompletion', payload: { completionId: 'c1' }, maxAttempts: 10, status: 'queued' });
+    expect(row).toMatchObject({ id, name: 'crm.pushCompletion', payload: { completionId: 'c1' }, maxAttempts: OUTAGE_RETRY.maxAttempts, status: 'queued' });
   });
 
   it('stores the parsed payload (unknown keys stripped)', async () => {
@@ -189,6 +191,35 @@ describe('queue: worker', () => {
     expect(row.lastError).toBe('boom 3');
     clock.advance(3_600_000);
     expect(await w.runOnce()).toBe(0);
+  });
+
+  it("waits at most the definition's maxRetryDelayMs between attempts", async () => {
+    await put('test.capped', {});
+    const w = worker({
+      'test.capped': async () => {
+        throw new Error('dependency down');
+      },
+    });
+    const waits: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      expect(await w.runOnce()).toBe(1);
+      const [row] = await rows();
+      waits.push(row.runAt.getTime() - clock.now().getTime());
+      clock.set(row.runAt);
+    }
+    expect(waits).toEqual([2_000, 4_000, 5_000, 5_000]);
+  });
+
+  it('retryFor: enough capped attempts to span the window, and no more (OUTAGE_RETRY: 24 h, 10 min apart)', () => {
+    const span = ({ maxAttempts, maxRetryDelayMs }: { maxAttempts: number; maxRetryDelayMs: number }, attempts = maxAttempts) =>
+      Array.from({ length: attempts - 1 }, (_, i) => retryDelayMs(i + 1, maxRetryDelayMs)).reduce((a, b) => a + b, 0);
+    expect(OUTAGE_RETRY).toEqual({ maxAttempts: 153, maxRetryDelayMs: 600_000 });
+    expect(span(OUTAGE_RETRY)).toBeGreaterThanOrEqual(24 * 3_600_000);
+    expect(span(OUTAGE_RETRY, OUTAGE_RETRY.maxAttempts - 1)).toBeLessThan(24 * 3_600_000);
+    expect(retryFor(10_000, 3_600_000)).toEqual({ maxAttempts: 4, maxRetryDelayMs: 3_600_000 }); // 2 + 4 + 8 s
+    for (const name of ['notifications.deliver', 'notifications.sendDigest', 'crm.pushCompletion'] as const) {
+      expect(jobDefinitions[name]).toMatchObject(OUTAGE_RETRY);
+    }
   });
 
   it('runs a scheduled job only when it is due', async () => {

@@ -25,7 +25,7 @@ class PermanentDeliveryError extends Error {
 }
 
 export interface DeliveryRun {
-  /** The job's last attempt: rows still failing transiently are marked FAILED instead of retried. */
+  /** The job's last attempt (about 24 h after its first): rows still failing transiently are marked FAILED instead of retried. */
   lastAttempt: boolean;
   signal: AbortSignal;
 }
@@ -111,22 +111,35 @@ async function markFailed(deps: Deps, ids: string[], reason: string, final: bool
 }
 
 /** The outcome of one send, as the row records it. */
-async function settle(deps: Deps, row: NotificationRow, run: DeliveryRun, send: () => Promise<void>, summary: DeliverySummary) {
+async function settle(deps: Deps, row: NotificationRow, run: DeliveryRun, send: () => Promise<void>, summary: DeliverySummary): Promise<'sent' | 'failed' | 'retry'> {
   try {
     await send();
     await markSent(deps, [row.id]);
     summary.sent++;
+    return 'sent';
   } catch (err) {
     if (err instanceof PermanentDeliveryError) {
       await markFailed(deps, [row.id], err.reason, true);
       summary.failed++;
+      return 'failed';
     } else if (err instanceof TransientDeliveryError) {
       await markFailed(deps, [row.id], err.reason, run.lastAttempt);
       if (run.lastAttempt) summary.failed++;
       else summary.retry++;
+      return run.lastAttempt ? 'failed' : 'retry';
     } else throw err;
   }
 }
+
+/**
+ * Transient e-mail failures in a row after which an attempt stops trying e-mail: the SMTP server
+ * or the CRM is down, and one that does not answer would hold the job a timeout per row, for
+ * each of the many attempts of a long outage. Not one failure: a 4xx for one recipient
+ * (greylisting, a full mailbox) must not hold back the rest of the batch, and rows are tried
+ * least-tried first, so a recipient that keeps failing sinks behind the others. The last attempt
+ * tries every row.
+ */
+const EMAIL_FAILURES_BEFORE_DEFERRING = 3;
 
 const mailFailure = (err: unknown) => {
   if (err instanceof MailError) return err.permanent ? new PermanentDeliveryError(err.reason) : new TransientDeliveryError(err.reason);
@@ -166,8 +179,10 @@ async function pushToDevices(deps: Deps, row: NotificationRow) {
  * The `notifications.deliver` job: in-app rows of the batch become SENT in one statement; each
  * e-mail and push row is sent and recorded on its own, so a worker that dies mid-batch leaves
  * the rows it finished SENT and the next attempt (another worker, after the lease) sends only
- * the rest. Transient failures keep their rows PENDING and fail the job, which retries with
- * backoff; on the last attempt they become FAILED with their reason.
+ * the rest. Transient failures (SMTP, CRM, push service or storage unavailable) keep their rows
+ * PENDING with the reason and fail the job, which retries for up to 24 h (`OUTAGE_RETRY` in
+ * jobs.schemas.ts): an outage of hours delays the rows, loses none. Only the last attempt's
+ * transient failures become FAILED. Permanent failures are FAILED at once and never retried.
  */
 export async function deliverBatch(deps: Deps, payload: { institutionId: string; batchId: string }, run: DeliveryRun): Promise<DeliverySummary> {
   const { db } = deps.database;
@@ -183,12 +198,18 @@ export async function deliverBatch(deps: Deps, payload: { institutionId: string;
     .select()
     .from(notifications)
     .where(and(inTenant(payload, notifications), eq(notifications.batchId, payload.batchId), eq(notifications.status, 'PENDING'), isNull(notifications.digestDueAt)))
-    .orderBy(asc(notifications.id));
+    // Least-tried first: rows that keep failing go last, so they cannot defer the others for good.
+    .orderBy(asc(notifications.attempts), asc(notifications.id));
   const emailOf = addressBook(deps, payload.institutionId);
+  let emailFailuresInARow = 0;
   for (const row of pending) {
     run.signal.throwIfAborted();
     if (row.channel === 'email') {
-      await settle(
+      if (emailFailuresInARow >= EMAIL_FAILURES_BEFORE_DEFERRING && !run.lastAttempt) {
+        summary.retry++; // left PENDING as it is, for the next attempt
+        continue;
+      }
+      const outcome = await settle(
         deps,
         row,
         run,
@@ -204,6 +225,7 @@ export async function deliverBatch(deps: Deps, payload: { institutionId: string;
         },
         summary,
       );
+      emailFailuresInARow = outcome === 'retry' ? emailFailuresInARow + 1 : 0;
     } else if (row.channel === 'push') {
       await settle(deps, row, run, () => pushToDevices(deps, row), summary);
     }

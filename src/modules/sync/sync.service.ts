@@ -35,7 +35,7 @@ export async function pushCompletion(ctx: ServiceContext, enrollmentId: string, 
     .onConflictDoNothing()
     .returning({ id: crmCompletions.id });
   if (inserted.length > 0) {
-    await enqueue(ctx.db, ctx.clock, COMPLETION_JOB, { completionId: id, institutionId }, { institutionId, maxAttempts: 10 });
+    await enqueue(ctx.db, ctx.clock, COMPLETION_JOB, { completionId: id, institutionId }, { institutionId });
   }
 }
 

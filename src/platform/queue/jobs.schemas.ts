@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { retryFor } from './retry.js';
 
 /**
  * The registry of job definitions: every job name, the zod schema of its payload, and how it
@@ -19,6 +20,8 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
   timeoutMs?: number;
   /** Attempts before the job moves to dead (default 5); `enqueue` options may override. */
   maxAttempts?: number;
+  /** Longest wait between two attempts (retry n waits 2^n s up to this; default 1 h). */
+  maxRetryDelayMs?: number;
   /** Recurring job: the worker keeps exactly one pending occurrence, across every replica. */
   schedule?: JobSchedule;
 }
@@ -41,11 +44,19 @@ export const QUEUE_MAINTENANCE_JOB = 'queue.maintenance';
  */
 const jobInstitution = z.string().min(1).optional();
 
+/**
+ * Jobs whose work waits on a dependency (SMTP, the CRM, a push service, storage) keep retrying
+ * through an outage of up to 24 h, at most 10 min apart (153 attempts), so nothing is lost and
+ * the work goes out within 10 min of the dependency's return. Their handlers keep permanent
+ * failures out of the retries (they record them and return); only the last attempt gives up.
+ */
+export const OUTAGE_RETRY = retryFor(24 * 3_600_000, 10 * 60_000);
+
 export const jobDefinitions = defineJobs({
   /** Push one recorded completion (crm_completions outbox row) to the CRM. */
   'crm.pushCompletion': {
     payload: z.object({ completionId: z.string().min(1), institutionId: jobInstitution }),
-    maxAttempts: 10,
+    ...OUTAGE_RETRY,
     timeoutMs: 60_000,
   },
   /** Render and store a certificate's PDF. */
@@ -76,13 +87,13 @@ export const jobDefinitions = defineJobs({
   'notifications.deliver': {
     payload: z.object({ institutionId: z.string().min(1), batchId: z.string().min(1) }),
     timeoutMs: 10 * 60_000,
-    maxAttempts: 6,
+    ...OUTAGE_RETRY,
   },
   /** Send one person's held digest e-mail rows as one e-mail (queued for their digest time). */
   'notifications.sendDigest': {
     payload: z.object({ institutionId: z.string().min(1), recipientId: z.string().min(1), kind: z.enum(['DAILY', 'WEEKLY']) }),
     timeoutMs: 5 * 60_000,
-    maxAttempts: 6,
+    ...OUTAGE_RETRY,
   },
   /** Hourly: compliance completions, due-soon and overdue reminders, recurrence cycles. */
   'compliance.sweep': {

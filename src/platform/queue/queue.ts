@@ -17,6 +17,7 @@ import {
   type PayloadOf,
 } from './jobs.schemas.js';
 import { assertSchedule, nextRunAt, scheduleKey } from './schedule.js';
+import { retryDelayMs } from './retry.js';
 
 export interface EnqueueOptions {
   institutionId?: string | null;
@@ -152,8 +153,7 @@ export async function enqueueMany<N extends JobName>(
   return inserted.length;
 }
 
-/** Delay before retry n (1-based): 2^n seconds, capped at one hour. */
-export const retryDelayMs = (attempt: number) => Math.min(2 ** attempt * 1000, 3_600_000);
+export { retryDelayMs } from './retry.js';
 
 export const DEFAULT_LEASE_MS = 60_000;
 
@@ -331,7 +331,7 @@ export class Worker<D extends JobDefinitions = AppJobDefinitions> {
         : {
             status: dead ? 'dead' : 'queued',
             lastError: message!.slice(0, 2000),
-            runAt: dead ? job.runAt : new Date(now.getTime() + retryDelayMs(job.attempts)),
+            runAt: dead ? job.runAt : new Date(now.getTime() + retryDelayMs(job.attempts, def?.maxRetryDelayMs)),
             lockedUntil: null,
             lockedBy: null,
             updatedAt: now,
