@@ -3,10 +3,11 @@
  * progress (single, batched, PDF, events), interactions and block answers, course completion
  * with its certificate and CRM outbox row exactly once, and certificate verification.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCourse, createLesson, enroll } from '../helpers/factories.js';
+import { runWorkerFor } from '../helpers/jobs.js';
 import { expectError, expectOk, failingFields } from '../helpers/expect.js';
 import type { Course, Lesson } from '../../src/modules/courses/courses.tables.js';
 import { enrollments, learnerEvents, lessonInteractions, lessonProgress } from '../../src/modules/enrollments/enrollments.tables.js';
@@ -268,6 +269,27 @@ describe('course completion', () => {
     expect(expectOk(await t.request('GET', '/api/certificates', { token: student(12) }))).toEqual([]);
     const elsewhere = await t.token({ role: 'STUDENT', id: stu(11), institutionId: 'inst_north' });
     expect(expectOk(await t.request('GET', '/api/certificates', { token: elsewhere }))).toEqual([]);
+  });
+
+  it('renders the certificate PDF once storage is back, after an outage of hours', async () => {
+    const { course, lessons } = await courseWithLessons(1, { certificateEnabled: true });
+    await enroll(t, { courseId: course.id, studentId: stu(13) });
+    expectOk(await t.request('POST', `/api/lessons/${lessons[0]!.id}/progress`, { token: student(13), body: { completed: true } }));
+    const [cert] = await t.db
+      .select()
+      .from(certificates)
+      .where(and(eq(certificates.courseId, course.id), eq(certificates.studentId, stu(13))));
+    const put = vi.spyOn(t.deps.storage, 'put').mockRejectedValue(Object.assign(new Error('storage down'), { code: 'ECONNREFUSED' }));
+    try {
+      await runWorkerFor(t, 3 * 3_600_000);
+      expect(put.mock.calls.length).toBeGreaterThan(5);
+      expect((await t.db.select().from(certificates).where(eq(certificates.id, cert!.id)))[0]!.pdfKey).toBeNull();
+    } finally {
+      put.mockRestore();
+    }
+    await runWorkerFor(t, 10 * 60_000);
+    const [rendered] = await t.db.select().from(certificates).where(eq(certificates.id, cert!.id));
+    expect(rendered!.pdfKey).toMatch(/\.pdf$/);
   });
 
   it('completes without a certificate when the course has none, still pushing to the CRM', async () => {

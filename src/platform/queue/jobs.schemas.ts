@@ -63,6 +63,8 @@ export const jobDefinitions = defineJobs({
   'certificates.renderPdf': {
     payload: z.object({ certificateId: z.string().min(1), institutionId: jobInstitution }),
     timeoutMs: 120_000,
+    // Only this job renders the PDF: storage down for a while must not leave pdfUrl null for good.
+    ...OUTAGE_RETRY,
   },
   /** Remove stored objects no row refers to any more (the caption files of a deleted lesson). */
   'storage.deleteObjects': {
