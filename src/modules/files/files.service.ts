@@ -300,9 +300,10 @@ export async function acceptSignedUpload(deps: SignedDeps, req: SignedUploadRequ
   } catch (err) {
     if (isStorageError(err, 'ALREADY_EXISTS')) throw conflict('An object already exists under this key');
     if (isStorageError(err, 'TOO_LARGE')) throw new AppError('PAYLOAD_TOO_LARGE', `This upload URL accepts at most ${verified.maxBytes} bytes`);
+    // Storage's own failures (UNAVAILABLE is a 503) are not the client's.
     if (isStorageError(err)) throw err;
     // The client went away or sent a broken body: nothing was stored.
-    throw new AppError('VALIDATION_ERROR', `Upload interrupted: ${(err as Error)?.message ?? err}`);
+    throw new AppError('VALIDATION_ERROR', 'Upload interrupted: the request body was not received completely');
   }
 }
 
