@@ -135,6 +135,22 @@ describe('PUT to the signed upload URL', () => {
     expect((await put(pathOf(p2.uploadUrl).replace('/api/', '/api/v1/'), 'abc', 'text/plain')).statusCode).toBe(201);
   });
 
+  it('refuses an empty body with 400 and stores nothing, so the real file can still be sent', async () => {
+    const p = (await presign(student, { fileName: 'empty.txt', contentType: 'text/plain', size: 5 })).body.data;
+    for (const empty of [
+      () => put(pathOf(p.uploadUrl), '', 'text/plain'),
+      // Chunked, without a Content-Length: found empty only at its end.
+      () => t.app.inject({ method: 'PUT', url: pathOf(p.uploadUrl), payload: Readable.from([]), headers: { 'content-type': 'text/plain' } }),
+    ]) {
+      const res = await empty();
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'body', message: 'the upload has 0 bytes; size must be at least 1' }] } });
+      expect(await t.deps.storage.exists(p.key)).toBe(false);
+    }
+    expect((await put(pathOf(p.uploadUrl), 'hello', 'text/plain')).statusCode).toBe(201);
+    expect((await t.request('POST', '/api/files', { token: student, body: { key: p.key, name: 'Not empty', contentType: 'text/plain' } })).status).toBe(201);
+  });
+
   it('refuses an expired URL with 403 FORBIDDEN', async () => {
     const p = (await presign(teacher, { fileName: 'a.txt', contentType: 'text/plain', size: 3 })).body.data;
     t.clock.advance(16 * 60 * 1000);
@@ -315,6 +331,17 @@ describe('POST /api/files and downloads', () => {
     expect(await t.db.select().from(files).where(eq(files.key, own.key))).toHaveLength(0);
     const ok = await t.request('POST', '/api/files', { token: teacher, body: { key: own.key, name: 'x', contentType: 'text/plain', size: 3 } });
     expect(ok.status).toBe(201);
+  });
+
+  it('refuses to register an empty object (an empty S3 PUT) with 400 and removes it', async () => {
+    const p = (await presign(teacher, { fileName: 'blank.txt', contentType: 'text/plain', size: 5 })).body.data;
+    // What an empty PUT to S3's own presigned URL leaves (the local PUT refuses it).
+    await t.deps.storage.put(p.key, Buffer.alloc(0), 'text/plain');
+    const res = await t.request('POST', '/api/files', { token: teacher, body: { key: p.key, name: 'Blank', contentType: 'text/plain' } });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'body.key', message: 'the upload has 0 bytes; size must be at least 1' }] } });
+    expect(await t.deps.storage.exists(p.key)).toBe(false);
+    expect(await t.db.select().from(files).where(eq(files.key, p.key))).toHaveLength(0);
   });
 
   it('links a course or lesson of the caller institution only', async () => {

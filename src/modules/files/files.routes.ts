@@ -85,15 +85,18 @@ async function signedRoutes(scope: FastifyInstance, deps: Deps) {
     description:
       'The URL comes from POST /api/upload; its signature grants one key, one Content-Type (else 415) and a size ' +
       'limit (else 413) until it expires (expired or altered → 403 FORBIDDEN). An existing object is never ' +
-      'replaced (409 CONFLICT). The body is the raw file.',
+      'replaced (409 CONFLICT). The body is the raw file, at least 1 byte (an empty one is 400); a storage ' +
+      'failure is 503 SERVICE_UNAVAILABLE (retry).',
     querystring: signedQuery,
     response: {
       201: envelope(storedObjectSchema),
+      400: errorEnvelope,
       403: errorEnvelope,
       409: errorEnvelope,
       413: errorEnvelope,
       415: errorEnvelope,
       429: errorEnvelope,
+      503: errorEnvelope,
     },
   };
 

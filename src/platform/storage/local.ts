@@ -52,11 +52,11 @@ export class LocalStorage implements Storage {
     });
   }
 
-  async putStream(key: string, body: Readable, contentType: string, maxBytes: number): Promise<StoredObject> {
+  async putStream(key: string, body: Readable, contentType: string, maxBytes: number, minBytes = 0): Promise<StoredObject> {
     this.pathFor(key);
     assertValidContentType(contentType);
     // Outside diskOp: staging tells the client's failures from the disk's itself.
-    const { file: tmp, size } = await stageToFile(body, this.tmpRoot, maxBytes);
+    const { file: tmp, size } = await stageToFile(body, this.tmpRoot, maxBytes, minBytes);
     return diskOp('put', () => this.publishStaged(key, tmp, size, contentType));
   }
 

@@ -74,10 +74,10 @@ export class S3Storage implements Storage {
    * S3 needs the length of a streamed body up front: the stream is staged in a temporary
    * file (counted and bounded as it flows), then sent from that file.
    */
-  async putStream(key: string, body: Readable, contentType: string, maxBytes: number): Promise<StoredObject> {
+  async putStream(key: string, body: Readable, contentType: string, maxBytes: number, minBytes = 0): Promise<StoredObject> {
     assertValidKey(key);
     assertValidContentType(contentType);
-    const { file, size } = await stageToFile(body, path.join(tmpdir(), 'lms-s3-staging'), maxBytes);
+    const { file, size } = await stageToFile(body, path.join(tmpdir(), 'lms-s3-staging'), maxBytes, minBytes);
     try {
       return await this.putObject(key, () => createReadStream(file), size, contentType);
     } finally {

@@ -8,12 +8,12 @@ import { StorageError, storageUnavailable } from './types.js';
 
 /**
  * Streams `body` into a new file under `dir`, refusing more than `maxBytes` while it flows
- * (StorageError('TOO_LARGE')). Memory stays at one chunk whatever the size. On any failure
+ * (StorageError('TOO_LARGE')), and fewer than `minBytes` once it ended (StorageError('TOO_SMALL')). Memory stays at one chunk whatever the size. On any failure
  * the partial file is removed. A failure of the disk (the directory, the file, a write) is
  * StorageError('UNAVAILABLE'); a failure of `body` (the client stopped sending, a damaged zip
  * entry) is thrown as it is, so callers can tell the caller's fault from the server's.
  */
-export async function stageToFile(body: Readable, dir: string, maxBytes: number): Promise<{ file: string; size: number }> {
+export async function stageToFile(body: Readable, dir: string, maxBytes: number, minBytes = 0): Promise<{ file: string; size: number }> {
   try {
     await mkdir(dir, { recursive: true });
   } catch (err) {
@@ -41,6 +41,10 @@ export async function stageToFile(body: Readable, dir: string, maxBytes: number)
     // Leave the client's stream drained, so the response can still be sent.
     body.resume();
     throw first === 'disk' ? storageUnavailable(err, 'staging') : err;
+  }
+  if (size < minBytes) {
+    await unlink(file).catch(() => undefined);
+    throw new StorageError('TOO_SMALL', `The object has ${size} bytes, fewer than ${minBytes}`);
   }
   return { file, size };
 }

@@ -98,6 +98,16 @@ describe('LocalStorage objects', () => {
   });
 });
 
+describe('LocalStorage putStream minBytes', () => {
+  it('refuses a shorter stream with TOO_SMALL and stores nothing', async () => {
+    await expect(storage.putStream('a/empty.txt', Readable.from([]), 'text/plain', 10, 1)).rejects.toMatchObject({ code: 'TOO_SMALL' });
+    expect(await storage.exists('a/empty.txt')).toBe(false);
+    expect(await readdir(join(root, '.tmp'))).toEqual([]);
+    // Without it an empty object is stored (a SCORM package's empty file).
+    expect(await storage.putStream('a/empty.txt', Readable.from([]), 'text/plain', 10)).toMatchObject({ size: 0 });
+  });
+});
+
 describe('LocalStorage disk failures', () => {
   const cutOff = (text: string) => {
     let reads = 0;
