@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,6 +38,7 @@ interface UploadOptions {
   isDefault?: string;
   token: string;
   prefix?: string;
+  headers?: Record<string, string>;
 }
 
 function upload(t: TestApp, lessonId: string, o: UploadOptions) {
@@ -56,7 +57,7 @@ function upload(t: TestApp, lessonId: string, o: UploadOptions) {
     });
   }
   const { body, headers } = multipart(parts);
-  return t.request('POST', `${o.prefix ?? '/api'}/lessons/${lessonId}/captions`, { token: o.token, body, headers });
+  return t.request('POST', `${o.prefix ?? '/api'}/lessons/${lessonId}/captions`, { token: o.token, body, headers: { ...headers, ...o.headers } });
 }
 
 /** A valid WebVTT file of exactly `size` bytes. */
@@ -229,6 +230,39 @@ describe('POST /api/lessons/:id/captions: file rules (spec 4.2 rules 2 and 3)', 
     expect(await t.db.select().from(captionTracks).where(eq(captionTracks.lessonId, lesson))).toHaveLength(0);
     expect(await listObjects(storage.root)).toEqual(before);
   });
+});
+
+describe('POST with the file storage failing', () => {
+  it('answers 503 SERVICE_UNAVAILABLE, writes no row and logs the cause; the transcript keeps its 502 (rule 8)', async () => {
+    const lines: Array<Record<string, any>> = [];
+    const app = await createTestApp({ logger: { level: 'warn', stream: { write: (l: string) => void lines.push(JSON.parse(l)) } } });
+    const root = (app.deps.storage as LocalStorage).root;
+    try {
+      const token = await app.token({ role: 'TEACHER', id: 'u_teacher' });
+      const lesson = await insertLesson(app.db, await insertCourse(app.db));
+      const stored = await upload(app, lesson, { token });
+      expect(stored.status).toBe(201);
+      // DATA_DIR/files replaced by a regular file: every write below it fails with ENOTDIR.
+      await rename(root, `${root}.away`);
+      await writeFile(root, 'not a directory');
+
+      const res = await upload(app, lesson, { token, label: 'Second', headers: { 'x-request-id': 'req-broken-storage' } });
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ data: null, error: { code: 'SERVICE_UNAVAILABLE', message: 'File storage is unavailable; retry shortly' } });
+      expect(res.raw).not.toContain(root);
+      expect((await app.db.select().from(captionTracks).where(eq(captionTracks.lessonId, lesson))).map((r) => r.label)).toEqual(['English']);
+      const logged = lines.find((l) => l.reqId === 'req-broken-storage' && l.level >= 50);
+      expect(logged).toMatchObject({ msg: 'file storage unavailable', err: { message: expect.stringContaining('ENOTDIR') } });
+
+      const transcript = await app.request('GET', `/api/lessons/${lesson}/captions/${stored.body.data.id}/transcript`, { token });
+      expect(transcript.status).toBe(502);
+      expect(transcript.body.error.code).toBe('INTERNAL_ERROR');
+    } finally {
+      await rm(root, { force: true });
+      await rename(`${root}.away`, root).catch(() => undefined);
+      await app.close();
+    }
+  }, 180_000);
 });
 
 async function listObjects(root: string): Promise<string[]> {

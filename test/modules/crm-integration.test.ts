@@ -264,6 +264,28 @@ describe('completion push', () => {
     expect(pushesOf(course.id)).toHaveLength(1);
   });
 
+  it('a 2xx that is not the envelope (an HTML page) is not a delivery: the row fails and is retried', async () => {
+    await t.worker.drain();
+    const { course, row } = await completeCourse('c_demo_stu_14');
+    t.crmSim.setFault('malformed', { pathPrefix: '/api/lms/completion' });
+    await t.worker.drain();
+    expect(pushesOf(course.id)).toHaveLength(0);
+    const failed = await outboxRow(row.id);
+    expect(failed).toMatchObject({ status: 'FAILED', attempts: 1, sentAt: null });
+    expect(failed.lastError).toMatch(/answered 200 without a JSON envelope/);
+    const [job] = await t.db
+      .select()
+      .from(jobs)
+      .where(and(eq(jobs.name, 'crm.pushCompletion'), eq(jobs.status, 'queued')));
+    expect(job.payload.completionId).toBe(row.id);
+
+    t.crmSim.setFault(null);
+    t.clock.advance(retryDelayMs(1));
+    await t.worker.drain();
+    expect(pushesOf(course.id)).toHaveLength(1);
+    expect(await outboxRow(row.id)).toMatchObject({ status: 'SENT', lastError: null, attempts: 2 });
+  });
+
   it('POST /api/sync/crm pushes pending and failed completions now and returns counts', async () => {
     await t.worker.drain();
     t.crmSim.setFault('error500', { pathPrefix: '/api/lms/completion' });

@@ -1,4 +1,5 @@
-import { access } from 'node:fs/promises';
+import { access, rename, rm, writeFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
@@ -6,6 +7,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCourse, createLesson } from '../helpers/factories.js';
 import type { LocalStorage } from '../../src/platform/storage/index.js';
 import { files } from '../../src/modules/files/files.tables.js';
+import { acceptSignedUpload } from '../../src/modules/files/files.service.js';
 
 const OTHER_INST = 'inst_north';
 
@@ -133,6 +135,22 @@ describe('PUT to the signed upload URL', () => {
     expect((await put(pathOf(p2.uploadUrl).replace('/api/', '/api/v1/'), 'abc', 'text/plain')).statusCode).toBe(201);
   });
 
+  it('refuses an empty body with 400 and stores nothing, so the real file can still be sent', async () => {
+    const p = (await presign(student, { fileName: 'empty.txt', contentType: 'text/plain', size: 5 })).body.data;
+    for (const empty of [
+      () => put(pathOf(p.uploadUrl), '', 'text/plain'),
+      // Chunked, without a Content-Length: found empty only at its end.
+      () => t.app.inject({ method: 'PUT', url: pathOf(p.uploadUrl), payload: Readable.from([]), headers: { 'content-type': 'text/plain' } }),
+    ]) {
+      const res = await empty();
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'body', message: 'the upload has 0 bytes; size must be at least 1' }] } });
+      expect(await t.deps.storage.exists(p.key)).toBe(false);
+    }
+    expect((await put(pathOf(p.uploadUrl), 'hello', 'text/plain')).statusCode).toBe(201);
+    expect((await t.request('POST', '/api/files', { token: student, body: { key: p.key, name: 'Not empty', contentType: 'text/plain' } })).status).toBe(201);
+  });
+
   it('refuses an expired URL with 403 FORBIDDEN', async () => {
     const p = (await presign(teacher, { fileName: 'a.txt', contentType: 'text/plain', size: 3 })).body.data;
     t.clock.advance(16 * 60 * 1000);
@@ -178,6 +196,57 @@ describe('PUT to the signed upload URL', () => {
     }
     await expect(access(join(root, '..', 'escaped.txt'))).rejects.toThrow();
     await expect(access(join(root, '..', '..', 'escaped.txt'))).rejects.toThrow();
+  });
+});
+
+describe('storage failures on the signed upload', () => {
+  /** Runs `run` with the storage root replaced by a regular file: every write below it fails (ENOTDIR). */
+  async function withBrokenStorage<T>(run: () => Promise<T>): Promise<T> {
+    const root = (t.deps.storage as LocalStorage).root;
+    await rename(root, `${root}.away`);
+    await writeFile(root, 'not a directory');
+    try {
+      return await run();
+    } finally {
+      await rm(root);
+      await rename(`${root}.away`, root);
+    }
+  }
+
+  it('answers 503 SERVICE_UNAVAILABLE, naming no server path, and stores nothing; the retry succeeds', async () => {
+    const p = (await presign(student, { fileName: 'retry.txt', contentType: 'text/plain', size: 11 })).body.data;
+    const res = await withBrokenStorage(() => put(pathOf(p.uploadUrl), 'hello world', 'text/plain'));
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toEqual({ data: null, error: { code: 'SERVICE_UNAVAILABLE', message: 'File storage is unavailable; retry shortly' } });
+    expect(res.body).not.toContain((t.deps.storage as LocalStorage).root);
+    expect(await t.deps.storage.exists(p.key)).toBe(false);
+
+    const retry = await put(pathOf(p.uploadUrl), 'hello world', 'text/plain');
+    expect(retry.statusCode).toBe(201);
+    expect((await t.deps.storage.get(p.key)).toString()).toBe('hello world');
+  });
+
+  it("a body that breaks off mid-way is still the client's 400, with nothing stored", async () => {
+    const p = (await presign(student, { fileName: 'cut.txt', contentType: 'text/plain', size: 100 })).body.data;
+    const u = new URL(p.uploadUrl);
+    // Some bytes, then the connection's end (Node's error for a request body cut off).
+    let reads = 0;
+    const body = new Readable({
+      read() {
+        if (reads++ === 0) this.push('the first half');
+        else this.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+      },
+    });
+    await expect(
+      acceptSignedUpload(t.deps, {
+        key: p.key,
+        query: Object.fromEntries(u.searchParams),
+        contentType: 'text/plain',
+        contentLength: 100,
+        body,
+      }),
+    ).rejects.toMatchObject({ code: 'VALIDATION_ERROR', status: 400, message: 'Upload interrupted: the request body was not received completely' });
+    expect(await t.deps.storage.exists(p.key)).toBe(false);
   });
 });
 
@@ -262,6 +331,17 @@ describe('POST /api/files and downloads', () => {
     expect(await t.db.select().from(files).where(eq(files.key, own.key))).toHaveLength(0);
     const ok = await t.request('POST', '/api/files', { token: teacher, body: { key: own.key, name: 'x', contentType: 'text/plain', size: 3 } });
     expect(ok.status).toBe(201);
+  });
+
+  it('refuses to register an empty object (an empty S3 PUT) with 400 and removes it', async () => {
+    const p = (await presign(teacher, { fileName: 'blank.txt', contentType: 'text/plain', size: 5 })).body.data;
+    // What an empty PUT to S3's own presigned URL leaves (the local PUT refuses it).
+    await t.deps.storage.put(p.key, Buffer.alloc(0), 'text/plain');
+    const res = await t.request('POST', '/api/files', { token: teacher, body: { key: p.key, name: 'Blank', contentType: 'text/plain' } });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'body.key', message: 'the upload has 0 bytes; size must be at least 1' }] } });
+    expect(await t.deps.storage.exists(p.key)).toBe(false);
+    expect(await t.db.select().from(files).where(eq(files.key, p.key))).toHaveLength(0);
   });
 
   it('links a course or lesson of the caller institution only', async () => {

@@ -4,6 +4,7 @@
  * with its certificate and CRM outbox row exactly once, and certificate verification.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { inflateSync } from 'node:zlib';
 import { and, eq } from 'drizzle-orm';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCourse, createLesson, enroll } from '../helpers/factories.js';
@@ -489,6 +490,66 @@ describe('progress when the course changes (issue 4: progress = completed requir
     await t.worker.drain();
     expect((await t.db.select().from(enrollments).where(eq(enrollments.id, c.id)))[0]).toMatchObject({ status: 'COMPLETED', progress: 100 });
     expect(await t.db.select().from(certificates).where(eq(certificates.enrollmentId, c.id))).toHaveLength(1);
+  });
+});
+
+describe('a certificate PDF rendered while the CRM is down', () => {
+  /** The text a PDF draws (pdfkit: Flate-compressed streams, TJ arrays of hex strings). */
+  function pdfText(pdf: Buffer): string {
+    const raw = pdf.toString('latin1');
+    const lines: string[] = [];
+    for (const m of raw.matchAll(/stream\r?\n/g)) {
+      const start = m.index + m[0].length;
+      let content: string;
+      try {
+        content = inflateSync(pdf.subarray(start, raw.indexOf('endstream', start))).toString('latin1');
+      } catch {
+        continue; // not a compressed content stream (a font, an image)
+      }
+      for (const tj of content.matchAll(/\[(.*?)\] TJ/g)) {
+        lines.push([...tj[1].matchAll(/<([0-9a-f]*)>/g)].map((h) => Buffer.from(h[1], 'hex').toString('latin1')).join(''));
+      }
+    }
+    return lines.join('\n');
+  }
+  const certificateOf = async (enrollmentId: string) => (await t.db.select().from(certificates).where(eq(certificates.enrollmentId, enrollmentId)))[0]!;
+
+  it('is provisional, with "Certificate holder", and rendered again with the name on a later request once the CRM answers', async () => {
+    const { course, lessons } = await courseWithLessons(1, { certificateEnabled: true, title: 'Rendered in an outage' });
+    const e = await enroll(t, { courseId: course.id, studentId: stu(28) });
+    const { firstName, lastName } = t.crmSim.data.inst_demo!.students.find((s) => s.contact.id === stu(28))!.contact;
+    await t.worker.drain();
+    t.crmSim.setFault('down');
+    try {
+      expectOk(await progress(student(28), lessons[0].id, { completed: true }));
+      await t.worker.drain();
+      const first = await certificateOf(e.id);
+      expect(first).toMatchObject({ pdfKey: expect.any(String), pdfProvisional: true });
+      expect(pdfText(await t.deps.storage.get(first.pdfKey!))).toContain('Certificate holder');
+      // There is a PDF to download meanwhile; a request while the CRM is still down keeps it.
+      const [listed] = expectOk(await t.request('GET', '/api/certificates', { token: student(28) }));
+      expect(listed).toMatchObject({ id: first.id, pdfUrl: expect.any(String) });
+      await t.worker.drain();
+      expect(await certificateOf(e.id)).toEqual(first);
+    } finally {
+      t.crmSim.setFault(null);
+    }
+
+    const first = await certificateOf(e.id);
+    expectOk(await t.request('GET', '/api/certificates', { token: student(28) }));
+    await t.worker.drain();
+    const final = await certificateOf(e.id);
+    expect(final).toEqual({ ...first, pdfKey: expect.any(String), pdfProvisional: false });
+    expect(final.pdfKey).not.toBe(first.pdfKey);
+    const text = pdfText(await t.deps.storage.get(final.pdfKey!));
+    expect(text).toContain(`${firstName} ${lastName}`);
+    expect(text).not.toContain('Certificate holder');
+    expect(text).toContain(first.verificationCode);
+    // The provisional PDF is removed; the final one is kept and never rendered again.
+    expect(await t.deps.storage.exists(first.pdfKey!)).toBe(false);
+    expectOk(await t.request('GET', '/api/certificates', { token: student(28) }));
+    expect(await t.worker.drain()).toBe(0);
+    expect(await certificateOf(e.id)).toEqual(final);
   });
 });
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import { DateTime } from 'luxon';
 import type { Clock } from '../../platform/clock.js';
 import type { ServiceContext } from '../../platform/context.js';
@@ -7,7 +7,7 @@ import type { CrmClient } from '../../platform/crm/types.js';
 import type { Db } from '../../platform/db/client.js';
 import { iso } from '../../platform/dto.js';
 import { newId } from '../../platform/ids.js';
-import { enqueue } from '../../platform/queue/queue.js';
+import { enqueue, enqueueMany } from '../../platform/queue/queue.js';
 import { notFound, validationError } from '../../platform/http/errors.js';
 import { pageMeta, pageOffset, toPage } from '../../platform/http/pagination.js';
 import type { Storage } from '../../platform/storage/types.js';
@@ -99,9 +99,15 @@ async function holderName(deps: PdfDeps, c: Certificate) {
   return name ?? null;
 }
 
+/** Printed when the CRM cannot name the holder; such a PDF is provisional. */
+const FALLBACK_HOLDER = 'Certificate holder';
+
 /**
- * Worker job `certificates.renderPdf`: render and store a certificate's PDF once, the
- * certificate looked up within `institutionId` (null only for a job queued before jobs named it).
+ * Worker job `certificates.renderPdf`: render and store a certificate's PDF, the certificate
+ * looked up within `institutionId` (null only for a job queued before jobs named it). A PDF
+ * with the holder's name is final and made once. Without it (the CRM down) the fallback PDF is
+ * stored as provisional, so there is something to download, and replaced by the next run that
+ * gets the name (see `refreshProvisionalPdfs`).
  */
 export async function renderStoredPdf(deps: PdfDeps, certificateId: string, institutionId: string | null): Promise<void> {
   const [c] = await deps.db
@@ -109,14 +115,35 @@ export async function renderStoredPdf(deps: PdfDeps, certificateId: string, inst
     .from(certificates)
     .where(byIdForJob(institutionId, certificates, certificateId))
     .limit(1);
-  if (!c || c.pdfKey) return;
-  const pdf = await renderCertificatePdf(c, (await holderName(deps, c)) ?? 'Certificate holder');
+  if (!c || (c.pdfKey && !c.pdfProvisional)) return;
+  const name = await holderName(deps, c);
+  // Still no name: the provisional PDF already stored is as good as a new one.
+  if (!name && c.pdfKey) return;
+  const pdf = await renderCertificatePdf(c, name ?? FALLBACK_HOLDER);
   const key = newObjectKey(c.institutionId, 'certificates', 'pdf');
   await deps.storage.put(key, pdf, 'application/pdf');
-  await deps.db
+  // Only over what this run read: a concurrent run that stored first wins.
+  const replaced = await deps.db
     .update(certificates)
-    .set({ pdfKey: key })
-    .where(and(byId(c, certificates, c.id), sql`${certificates.pdfKey} is null`));
+    .set({ pdfKey: key, pdfProvisional: !name })
+    .where(and(byId(c, certificates, c.id), c.pdfKey ? eq(certificates.pdfKey, c.pdfKey) : isNull(certificates.pdfKey)))
+    .returning({ id: certificates.id });
+  const unused = replaced.length > 0 ? c.pdfKey : key;
+  if (unused) await enqueue(deps.db, deps.clock, 'storage.deleteObjects', { keys: [unused] }, { institutionId: c.institutionId });
+}
+
+/**
+ * Queue a render for each provisional PDF among `rows` (one pending job per certificate), so
+ * a certificate rendered while the CRM was down gets the holder's name once it answers.
+ */
+export async function refreshProvisionalPdfs(deps: { db: Db; clock: Clock }, rows: Certificate[]): Promise<void> {
+  const items = rows
+    .filter((c) => c.pdfProvisional)
+    .map((c) => ({
+      payload: { certificateId: c.id, institutionId: c.institutionId },
+      opts: { institutionId: c.institutionId, singletonKey: `${CERTIFICATE_PDF_JOB}:${c.id}` },
+    }));
+  if (items.length > 0) await enqueueMany(deps.db, deps.clock, CERTIFICATE_PDF_JOB, items);
 }
 
 export async function toCertificateDto(storage: Storage, c: Certificate) {
@@ -146,6 +173,7 @@ export async function myCertificates(ctx: ServiceContext, q: { page: number; per
       .from(certificates)
       .where(where),
   ]);
+  await refreshProvisionalPdfs(ctx, rows);
   return { rows: await Promise.all(rows.map((c) => toCertificateDto(ctx.storage, c))), meta: pageMeta(page, total) };
 }
 

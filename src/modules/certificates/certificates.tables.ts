@@ -1,4 +1,4 @@
-import { foreignKey, index, pgTable, real, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, foreignKey, index, pgTable, real, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { enrollments } from '../enrollments/enrollments.tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -17,6 +17,8 @@ export const certificates = pgTable(
     verificationCode: text('verification_code').notNull(),
     finalScore: real('final_score'),
     pdfKey: text('pdf_key'),
+    /** The PDF at pdfKey names no holder (the CRM did not answer): rendered again once it does. */
+    pdfProvisional: boolean('pdf_provisional').notNull().default(false),
     issuedAt: ts('issued_at').notNull(),
     expiresAt: ts('expires_at'),
   },

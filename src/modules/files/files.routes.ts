@@ -85,14 +85,17 @@ async function signedRoutes(scope: FastifyInstance, deps: Deps) {
     description:
       'The URL comes from POST /api/upload; its signature grants one key, one Content-Type (else 415) and a size ' +
       'limit (else 413) until it expires (expired or altered → 403 FORBIDDEN). An existing object is never ' +
-      'replaced (409 CONFLICT). The body is the raw file. Public: the signature, not a session, grants access (no 401).',
+      'replaced (409 CONFLICT). The body is the raw file, at least 1 byte (an empty one is 400); a storage ' +
+      'failure is 503 SERVICE_UNAVAILABLE (retry). Public: the signature, not a session, grants access (no 401).',
     querystring: signedQuery,
     response: {
       201: envelope(storedObjectSchema),
+      400: errorResponse(400, 'an empty body (the file must have at least 1 byte)', ['VALIDATION_ERROR']),
       403: errorResponse(403, 'the signature has expired or was altered', ['FORBIDDEN']),
       409: errorResponse(409, 'an object is already stored under the key', ['CONFLICT']),
       413: errorResponse(413, 'over the size the signature grants'),
       415: errorResponse(415, 'not the Content-Type the signature grants'),
+      503: errorResponse(503, 'file storage is unavailable; retry shortly', ['SERVICE_UNAVAILABLE']),
     },
   };
 

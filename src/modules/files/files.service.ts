@@ -194,6 +194,13 @@ export async function registerFile(ctx: ServiceContext, input: RegisterFileInput
     });
     throw new AppError('PAYLOAD_TOO_LARGE', `${type.category} files may be at most ${type.maxBytes} bytes`);
   }
+  if (stored.size === 0) {
+    // An empty S3 PUT (the local one is refused): removed, so the real file can still be sent.
+    await ctx.storage.delete(input.key).catch((e: unknown) => {
+      ctx.log.warn(`[lms] empty upload ${input.key} not removed: ${(e as Error)?.message ?? e}`);
+    });
+    throw emptyUpload('body.key');
+  }
   if (input.size !== undefined && input.size !== stored.size) {
     throw validationError('The size does not match the upload', [{ field: 'body.size', message: `the uploaded object has ${stored.size} bytes` }]);
   }
@@ -257,6 +264,9 @@ export async function listFiles(ctx: ServiceContext, query: ListFilesQuery): Pro
   return { rows: await Promise.all(rows.map((r) => toDto(ctx, r))), meta: pageMeta(page, total?.n ?? 0) };
 }
 
+/** Uploads are presigned for at least 1 byte (POST /api/upload). */
+const emptyUpload = (field: string) => validationError('The upload is empty', [{ field, message: 'the upload has 0 bytes; size must be at least 1' }]);
+
 // ── signed local-storage URLs (public routes) ──────────────────────────────────
 
 export type SignedDeps = Pick<Deps, 'storage' | 'clock' | 'config' | 'log'>;
@@ -296,13 +306,16 @@ export async function acceptSignedUpload(deps: SignedDeps, req: SignedUploadRequ
   }
   if (await deps.storage.exists(verified.key)) throw conflict('An object already exists under this key');
   try {
-    return await deps.storage.putStream(verified.key, req.body, verified.contentType, verified.maxBytes);
+    // POST /api/upload presigns at least 1 byte: an empty object would only block the real one (409).
+    return await deps.storage.putStream(verified.key, req.body, verified.contentType, verified.maxBytes, 1);
   } catch (err) {
+    if (isStorageError(err, 'TOO_SMALL')) throw emptyUpload('body');
     if (isStorageError(err, 'ALREADY_EXISTS')) throw conflict('An object already exists under this key');
     if (isStorageError(err, 'TOO_LARGE')) throw new AppError('PAYLOAD_TOO_LARGE', `This upload URL accepts at most ${verified.maxBytes} bytes`);
+    // Storage's own failures (UNAVAILABLE is a 503) are not the client's.
     if (isStorageError(err)) throw err;
     // The client went away or sent a broken body: nothing was stored.
-    throw new AppError('VALIDATION_ERROR', `Upload interrupted: ${(err as Error)?.message ?? err}`);
+    throw new AppError('VALIDATION_ERROR', 'Upload interrupted: the request body was not received completely');
   }
 }
 

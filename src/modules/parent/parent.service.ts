@@ -7,6 +7,7 @@ import type { CrmChild } from '../../platform/crm/types.js';
 import { courses, lessons } from '../courses/courses.tables.js';
 import { enrollments } from '../enrollments/enrollments.tables.js';
 import { certificates } from '../certificates/certificates.tables.js';
+import { refreshProvisionalPdfs } from '../certificates/certificates.service.js';
 import { assignments, submissions } from '../assignments/assignments.tables.js';
 import { liveClassesOf } from './parent.live.js';
 import { totalsOf } from '../gamification/gamification.service.js';
@@ -122,6 +123,7 @@ export async function childOverview(ctx: ServiceContext, childId: string) {
     totalsOf(ctx, contactId),
   ]);
 
+  await refreshProvisionalPdfs(ctx, certs);
   return {
     child: childBlock,
     courses: courseRows.map(({ enrollment: e, course: c, totalLessons, lessonMinutes }) => ({

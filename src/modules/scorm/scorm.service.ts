@@ -126,7 +126,9 @@ export async function uploadPackage(ctx: ServiceContext, lessonId: string, uploa
       staged = await stageToFile(upload.body, dir, maxBytes);
     } catch (err) {
       if (isStorageError(err, 'TOO_LARGE')) throw tooLarge(maxBytes);
-      throw new AppError('VALIDATION_ERROR', `Upload interrupted: ${(err as Error)?.message ?? err}`);
+      // The staging disk failed (UNAVAILABLE, a 503): not the client's fault.
+      if (isStorageError(err)) throw err;
+      throw new AppError('VALIDATION_ERROR', 'Upload interrupted: the request body was not received completely');
     }
     if (staged.size === 0) throw refusePackage('not_a_zip', 'The request body is empty: send the package zip');
     const zip = await openPackageZip(staged.file, {

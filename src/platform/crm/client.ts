@@ -170,8 +170,11 @@ export function createCrmClient(opts: CrmClientOptions): CrmClient & { close(): 
     }
   }
 
-  /** Calls a tenant `/api/lms/*` endpoint and returns `data` validated by `schema`. */
-  async function callTenant<T>(slug: string, method: 'GET' | 'POST', path: string, schema: z.ZodType<T>, body?: unknown): Promise<T> {
+  /**
+   * Calls a tenant `/api/lms/*` endpoint and returns `data` validated by `schema`. With
+   * `acceptNoContent`, a 204 (no body to carry the envelope) answers `undefined`.
+   */
+  async function callTenant<T>(slug: string, method: 'GET' | 'POST', path: string, schema: z.ZodType<T>, body?: unknown, acceptNoContent = false): Promise<T> {
     const { addressing, apiKey } = requireConfigured();
     checkSlug(slug);
     const url = `${addressing.protocol}://${slug}.${addressing.baseDomain}${path}`;
@@ -182,6 +185,7 @@ export function createCrmClient(opts: CrmClientOptions): CrmClient & { close(): 
       const upstream = typeof envelope?.error?.message === 'string' ? `: ${envelope.error.message}` : '';
       throw new CrmError(res.status === 404 ? 'not_found' : 'http_error', `CRM ${what} answered ${res.status}${upstream}`, res.status);
     }
+    if (res.status === 204 && acceptNoContent) return schema.parse(undefined);
     if (!res.isJson || typeof envelope !== 'object' || envelope === null || !('data' in envelope)) {
       throw new CrmError('bad_response', `CRM ${what} answered ${res.status} without a JSON envelope`, res.status);
     }
@@ -322,14 +326,10 @@ export function createCrmClient(opts: CrmClientOptions): CrmClient & { close(): 
           finalScore: body.finalScore,
           certificateNumber: body.certificateNumber,
         };
-        try {
-          await callTenant(slug, 'POST', '/api/lms/completion', z.unknown(), payload);
-        } catch (err) {
-          // The answer's shape is not specified (spec 4.10). A 2xx means the CRM took the record;
-          // failing here would only make the outbox push it again.
-          const accepted = err instanceof CrmError && err.reason === 'bad_response' && (err.upstreamStatus ?? 0) >= 200 && (err.upstreamStatus ?? 0) < 300;
-          if (!accepted) throw err;
-        }
+        // Spec 4.10 leaves the answer's data open, not its envelope: any data with `error: null`
+        // (or a bodiless 204) is an acceptance. A 2xx that is not the envelope (a proxy's or a
+        // maintenance page) is a failure the outbox retries; pushing twice is safer than losing it.
+        await callTenant(slug, 'POST', '/api/lms/completion', z.unknown(), payload, true);
       }),
 
     lookupInstitution: (institutionId) =>

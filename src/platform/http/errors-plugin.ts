@@ -5,6 +5,7 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, type ErrorCode } from './errors.js';
 import { isDatabaseUnavailable, isForeignKeyViolation, isTransactionConflict } from '../db/errors.js';
 import { API_HEADERS, requestIdOf } from './response-headers.js';
+import { isStorageError } from '../storage/types.js';
 
 const FASTIFY_CODE_MAP: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
@@ -85,6 +86,12 @@ export function toAppError(err: FastifyError | Error, req: FastifyRequest): AppE
   if (isTransactionConflict(err)) {
     req.log.error({ err, reqId: req.id }, 'transaction conflict (deadlock or serialization failure)');
     return new AppError('SERVICE_UNAVAILABLE', 'The request collided with a concurrent one and changed nothing; retry it');
+  }
+  // The disk or the bucket failed (storage/types.ts): not the caller's fault and worth retrying;
+  // the cause, with its paths, stays in the log.
+  if (isStorageError(err, 'UNAVAILABLE')) {
+    req.log.error({ err, reqId: req.id }, 'file storage unavailable');
+    return new AppError('SERVICE_UNAVAILABLE', 'File storage is unavailable; retry shortly');
   }
   // PostgreSQL restarting or unreachable: not a bug, and worth retrying shortly.
   if (isDatabaseUnavailable(err)) {

@@ -21,8 +21,8 @@ export class LazyS3Storage implements Storage {
   async put(key: string, body: Buffer, contentType: string): Promise<StoredObject> {
     return (await this.load()).put(key, body, contentType);
   }
-  async putStream(key: string, body: Readable, contentType: string, maxBytes: number): Promise<StoredObject> {
-    return (await this.load()).putStream(key, body, contentType, maxBytes);
+  async putStream(key: string, body: Readable, contentType: string, maxBytes: number, minBytes?: number): Promise<StoredObject> {
+    return (await this.load()).putStream(key, body, contentType, maxBytes, minBytes);
   }
   async get(key: string): Promise<Buffer> {
     return (await this.load()).get(key);

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Clock } from '../clock.js';
 import { assertExpiry, assertMaxBytes, assertValidContentType, assertValidKey } from './keys.js';
 import { signUrl } from './signed-urls.js';
-import { StorageError, type PresignedUpload, type Storage, type StoredObject } from './types.js';
+import { StorageError, storageUnavailable, type PresignedUpload, type Storage, type StoredObject } from './types.js';
 
 export interface LocalStorageOptions {
   /** Directory holding the objects; created on first write. */
@@ -44,17 +44,20 @@ export class LocalStorage implements Storage {
   async put(key: string, body: Buffer, contentType: string): Promise<StoredObject> {
     this.pathFor(key);
     assertValidContentType(contentType);
-    await mkdir(this.tmpRoot, { recursive: true });
-    const tmp = path.join(this.tmpRoot, randomUUID());
-    await writeFile(tmp, body, { flag: 'wx' });
-    return this.publishStaged(key, tmp, body.length, contentType);
+    return diskOp('put', async () => {
+      await mkdir(this.tmpRoot, { recursive: true });
+      const tmp = path.join(this.tmpRoot, randomUUID());
+      await writeFile(tmp, body, { flag: 'wx' });
+      return this.publishStaged(key, tmp, body.length, contentType);
+    });
   }
 
-  async putStream(key: string, body: Readable, contentType: string, maxBytes: number): Promise<StoredObject> {
+  async putStream(key: string, body: Readable, contentType: string, maxBytes: number, minBytes = 0): Promise<StoredObject> {
     this.pathFor(key);
     assertValidContentType(contentType);
-    const { file: tmp, size } = await stageToFile(body, this.tmpRoot, maxBytes);
-    return this.publishStaged(key, tmp, size, contentType);
+    // Outside diskOp: staging tells the client's failures from the disk's itself.
+    const { file: tmp, size } = await stageToFile(body, this.tmpRoot, maxBytes, minBytes);
+    return diskOp('put', () => this.publishStaged(key, tmp, size, contentType));
   }
 
   /** Publish a staged file under `key` (removing the staged file either way), then its metadata. */
@@ -90,7 +93,7 @@ export class LocalStorage implements Storage {
       return await readFile(file);
     } catch (err) {
       if (isMissing(err)) throw new StorageError('NOT_FOUND', `No object: ${key}`, { cause: err });
-      throw err;
+      throw asUnavailable(err, 'get');
     }
   }
 
@@ -108,7 +111,7 @@ export class LocalStorage implements Storage {
       size = info.size;
     } catch (err) {
       if (isMissing(err)) return null;
-      throw err;
+      throw asUnavailable(err, 'stat');
     }
     return { key, size, contentType: await this.readContentType(key) };
   }
@@ -119,8 +122,10 @@ export class LocalStorage implements Storage {
 
   async delete(key: string): Promise<void> {
     const file = this.pathFor(key);
-    await unlinkIfPresent(file);
-    await unlinkIfPresent(this.metaPathFor(key));
+    await diskOp('delete', async () => {
+      await unlinkIfPresent(file);
+      await unlinkIfPresent(this.metaPathFor(key));
+    });
   }
 
   async urlFor(key: string, expiresInSeconds = DEFAULT_URL_EXPIRY_SECONDS): Promise<string> {
@@ -203,6 +208,20 @@ const isMissing = (err: unknown) => {
   const code = (err as NodeJS.ErrnoException).code;
   return code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR';
 };
+
+/** A Node system error (it names its syscall): the disk's failure, not the program's. */
+const isSystemError = (err: unknown) => typeof (err as NodeJS.ErrnoException | null)?.syscall === 'string';
+
+const asUnavailable = (err: unknown, what: string) => (isSystemError(err) ? storageUnavailable(err, what) : err);
+
+/** Runs file system work; its system errors (ENOTDIR, EACCES, EROFS, ENOSPC, EIO…) become StorageError('UNAVAILABLE'). */
+async function diskOp<T>(what: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    throw asUnavailable(err, what);
+  }
+}
 
 async function unlinkIfPresent(file: string): Promise<void> {
   try {

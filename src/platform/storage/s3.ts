@@ -8,7 +8,7 @@ import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectComm
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Clock } from '../clock.js';
 import { assertExpiry, assertMaxBytes, assertValidContentType, assertValidKey } from './keys.js';
-import { StorageError, type PresignedUpload, type Storage, type StoredObject } from './types.js';
+import { StorageError, storageUnavailable, type PresignedUpload, type Storage, type StoredObject } from './types.js';
 
 export interface S3StorageOptions {
   bucket: string;
@@ -74,10 +74,10 @@ export class S3Storage implements Storage {
    * S3 needs the length of a streamed body up front: the stream is staged in a temporary
    * file (counted and bounded as it flows), then sent from that file.
    */
-  async putStream(key: string, body: Readable, contentType: string, maxBytes: number): Promise<StoredObject> {
+  async putStream(key: string, body: Readable, contentType: string, maxBytes: number, minBytes = 0): Promise<StoredObject> {
     assertValidKey(key);
     assertValidContentType(contentType);
-    const { file, size } = await stageToFile(body, path.join(tmpdir(), 'lms-s3-staging'), maxBytes);
+    const { file, size } = await stageToFile(body, path.join(tmpdir(), 'lms-s3-staging'), maxBytes, minBytes);
     try {
       return await this.putObject(key, () => createReadStream(file), size, contentType);
     } finally {
@@ -105,13 +105,15 @@ export class S3Storage implements Storage {
     } catch (err) {
       if (this.conditionalPuts && httpStatus(err) === 501) {
         this.conditionalPuts = false;
-        await send(false);
+        await send(false).catch((e: unknown) => {
+          throw storageUnavailable(e, 'put');
+        });
       } else if (httpStatus(err) === 412 || (err as Error).name === 'ConditionalRequestConflict') {
         // 412 PreconditionFailed: the key appeared since the HEAD; 409 ConditionalRequestConflict:
         // a concurrent conditional write to the same key is in progress.
         throw new StorageError('ALREADY_EXISTS', `Object already exists: ${key}`, { cause: err });
       } else {
-        throw err;
+        throw storageUnavailable(err, 'put');
       }
     }
     return { key, size: length, contentType };
@@ -125,7 +127,7 @@ export class S3Storage implements Storage {
       return Buffer.from(await out.Body.transformToByteArray());
     } catch (err) {
       if (isNotFound(err)) throw new StorageError('NOT_FOUND', `No object: ${key}`, { cause: err });
-      throw err;
+      throw storageUnavailable(err, 'get');
     }
   }
 
@@ -137,7 +139,7 @@ export class S3Storage implements Storage {
       return (out.Body as Readable | undefined) ?? Readable.from([]);
     } catch (err) {
       if (isNotFound(err)) throw new StorageError('NOT_FOUND', `No object: ${key}`, { cause: err });
-      throw err;
+      throw storageUnavailable(err, 'get');
     }
   }
 
@@ -148,7 +150,7 @@ export class S3Storage implements Storage {
       return { key, size: out.ContentLength ?? 0, contentType: out.ContentType ?? 'application/octet-stream' };
     } catch (err) {
       if (isNotFound(err)) return null;
-      throw err;
+      throw storageUnavailable(err, 'stat');
     }
   }
 
@@ -159,15 +161,20 @@ export class S3Storage implements Storage {
   /** S3 deletes are idempotent: a missing key is not an error. */
   async delete(key: string): Promise<void> {
     assertValidKey(key);
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }));
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) })).catch((err: unknown) => {
+      throw storageUnavailable(err, 'delete');
+    });
   }
 
   async urlFor(key: string, expiresInSeconds = DEFAULT_URL_EXPIRY_SECONDS): Promise<string> {
     assertValidKey(key);
     assertExpiry(expiresInSeconds);
+    // Signing resolves the credentials, which can fail (an instance role not reachable).
     return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }), {
       expiresIn: expiresInSeconds,
       signingDate: this.clock.now(),
+    }).catch((err: unknown) => {
+      throw storageUnavailable(err, 'signing');
     });
   }
 
@@ -188,6 +195,8 @@ export class S3Storage implements Storage {
       expiresIn: expiresInSeconds,
       signingDate,
       signableHeaders: new Set(['content-type']),
+    }).catch((err: unknown) => {
+      throw storageUnavailable(err, 'signing');
     });
     return {
       url,

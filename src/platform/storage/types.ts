@@ -31,9 +31,10 @@ export interface Storage {
   /**
    * Write an object from a stream without holding it in memory: the bytes are staged in a
    * temporary file, counted as they come, and published once complete. More than `maxBytes`
-   * throws StorageError('TOO_LARGE') and nothing is stored; so does a stream that fails.
+   * throws StorageError('TOO_LARGE') and nothing is stored; so does a stream that fails, and
+   * fewer than `minBytes` (default 0) bytes: StorageError('TOO_SMALL').
    */
-  putStream(key: string, body: Readable, contentType: string, maxBytes: number): Promise<StoredObject>;
+  putStream(key: string, body: Readable, contentType: string, maxBytes: number, minBytes?: number): Promise<StoredObject>;
   /** The object's bytes; StorageError('NOT_FOUND') when there is none. */
   get(key: string): Promise<Buffer>;
   /** The object's bytes as a stream (large objects are served without holding them in memory); StorageError('NOT_FOUND') when there is none. */
@@ -49,11 +50,16 @@ export interface Storage {
   presignUpload(key: string, contentType: string, maxBytes: number, expiresInSeconds: number): Promise<PresignedUpload>;
 }
 
-export type StorageErrorCode = 'NOT_FOUND' | 'ALREADY_EXISTS' | 'INVALID_KEY' | 'INVALID_ARGUMENT' | 'TOO_LARGE';
+/**
+ * `UNAVAILABLE`: the storage itself failed (a local disk error such as ENOTDIR, EACCES, EROFS,
+ * ENOSPC or EIO; any S3 SDK error that is not one of the others); the cause is kept for the log.
+ */
+export type StorageErrorCode = 'NOT_FOUND' | 'ALREADY_EXISTS' | 'INVALID_KEY' | 'INVALID_ARGUMENT' | 'TOO_LARGE' | 'TOO_SMALL' | 'UNAVAILABLE';
 
 /**
  * Storage knows nothing of HTTP: services map these codes to AppErrors (e.g. a missing
- * caption file becomes 502, an invalid key is a bug and becomes 500).
+ * caption file becomes 502, an invalid key is a bug and becomes 500); `UNAVAILABLE` is mapped
+ * once, by the errors plugin, to 503.
  */
 export class StorageError extends Error {
   constructor(
@@ -67,3 +73,9 @@ export class StorageError extends Error {
 }
 
 export const isStorageError = (err: unknown, code?: StorageErrorCode): err is StorageError => err instanceof StorageError && (code === undefined || err.code === code);
+
+/** `err` as StorageError('UNAVAILABLE'), unless it is a StorageError already. */
+export function storageUnavailable(err: unknown, what: string): StorageError {
+  if (err instanceof StorageError) return err;
+  return new StorageError('UNAVAILABLE', `Storage ${what} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+}

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/platform/clock.js';
 import { MemoryCrmCache, RedisCrmCache } from '../../../src/platform/crm/cache.js';
@@ -395,6 +397,46 @@ describe('pushCompletion', () => {
     sim.setFault('down');
     expect((await rejection(crm.pushCompletion('demo', completion()))).reason).toBe('unreachable');
     expect(sim.completions).toHaveLength(0);
+  });
+
+  it('a 2xx is an acceptance only as the envelope with error null, or a bodiless 204', async () => {
+    // A CRM (or what stands in front of it) answering the push with each status and body.
+    let answer: { status: number; type?: string; body: string } = { status: 200, body: '' };
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(answer.status, answer.type ? { 'content-type': answer.type } : {});
+        res.end(answer.body);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const { crm } = makeClient({ addressing: { protocol: 'http', baseDomain: `crm.localhost:${port}` } });
+      const push = () => crm.pushCompletion('demo', completion());
+      for (const refused of [
+        { status: 200, type: 'text/html', body: '<html>Down for maintenance</html>' },
+        { status: 200, type: 'application/json', body: '{"ok":true}' },
+        { status: 200, type: 'application/json', body: '' },
+        { status: 202, type: 'application/json', body: '[]' },
+      ]) {
+        answer = refused;
+        const err = await rejection(push());
+        expect([err.reason, err.upstreamStatus]).toEqual(['bad_response', refused.status]);
+      }
+      answer = { status: 200, type: 'application/json', body: '{"data":null,"error":{"code":"INTERNAL_ERROR","message":"no"}}' };
+      expect((await rejection(push())).reason).toBe('http_error');
+      for (const accepted of [
+        { status: 200, type: 'application/json', body: '{"data":{"received":true},"error":null}' },
+        { status: 201, type: 'application/json', body: '{"data":null,"error":null}' },
+        { status: 204, body: '' },
+      ]) {
+        answer = accepted;
+        await expect(push()).resolves.toBeUndefined();
+      }
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('an invalid body rejected by the CRM (400) is an error', async () => {

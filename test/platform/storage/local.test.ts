@@ -1,12 +1,14 @@
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { ManualClock } from '../../../src/platform/clock.js';
 import { LazyS3Storage, LocalStorage, StorageError, createStorage, isValidKey, newObjectKey, parseStorageUrl } from '../../../src/platform/storage/index.js';
 import { S3Storage } from '../../../src/platform/storage/s3.js';
 import { verifySignedUrl } from '../../../src/platform/storage/signed-urls.js';
+import { stageToFile } from '../../../src/platform/storage/staging.js';
 
 const SECRET = 'test-secret-0123456789abcdef0123456789';
 const BASE = 'http://lms.test';
@@ -93,6 +95,53 @@ describe('LocalStorage objects', () => {
     await expect(storage.put('a/b.txt', Buffer.from('x'), 'text/plain\r\nX-Evil: 1')).rejects.toMatchObject({
       code: 'INVALID_ARGUMENT',
     });
+  });
+});
+
+describe('LocalStorage putStream minBytes', () => {
+  it('refuses a shorter stream with TOO_SMALL and stores nothing', async () => {
+    await expect(storage.putStream('a/empty.txt', Readable.from([]), 'text/plain', 10, 1)).rejects.toMatchObject({ code: 'TOO_SMALL' });
+    expect(await storage.exists('a/empty.txt')).toBe(false);
+    expect(await readdir(join(root, '.tmp'))).toEqual([]);
+    // Without it an empty object is stored (a SCORM package's empty file).
+    expect(await storage.putStream('a/empty.txt', Readable.from([]), 'text/plain', 10)).toMatchObject({ size: 0 });
+  });
+});
+
+describe('LocalStorage disk failures', () => {
+  const cutOff = (text: string) => {
+    let reads = 0;
+    return new Readable({
+      read() {
+        if (reads++ === 0) this.push(text);
+        else this.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+      },
+    });
+  };
+
+  it('are StorageError UNAVAILABLE, the system error kept as the cause', async () => {
+    // The root is a regular file: every write below it fails with ENOTDIR.
+    const file = join(root, 'not-a-dir');
+    await writeFile(file, 'x');
+    const broken = new LocalStorage({ root: file, publicBaseUrl: BASE, authSecret: SECRET, clock });
+    for (const write of [() => broken.put('a/b.txt', Buffer.from('x'), 'text/plain'), () => broken.putStream('a/b.txt', Readable.from([Buffer.from('x')]), 'text/plain', 10)]) {
+      const err = await write().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(StorageError);
+      expect(err).toMatchObject({ code: 'UNAVAILABLE', cause: { code: 'ENOTDIR' } });
+    }
+  });
+
+  it('staging tells a body that breaks off (thrown as it is) from a disk that fails', async () => {
+    await expect(stageToFile(cutOff('half'), join(root, 'stage'), 100)).rejects.toMatchObject({ message: 'aborted', code: 'ECONNRESET' });
+    expect(await readdir(join(root, 'stage'))).toEqual([]);
+    await expect(storage.putStream('a/cut.txt', cutOff('half'), 'text/plain', 100)).rejects.not.toBeInstanceOf(StorageError);
+    expect(await storage.exists('a/cut.txt')).toBe(false);
+    await writeFile(join(root, 'file'), 'x');
+    await expect(stageToFile(Readable.from([Buffer.from('x')]), join(root, 'file', 'stage'), 100)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    await expect(stageToFile(Readable.from([Buffer.from('too long')]), join(root, 'stage'), 3)).rejects.toMatchObject({ code: 'TOO_LARGE' });
   });
 });
 

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/platform/clock.js';
 import { newObjectKey } from '../../../src/platform/storage/index.js';
 import { S3Storage } from '../../../src/platform/storage/s3.js';
+import { freePort } from '../../helpers/ports.js';
 
 /**
  * Against a real S3-compatible server on loopback: @20minutes/s3rver (the maintained fork of
@@ -101,6 +102,22 @@ describe('S3Storage objects', () => {
       await expect(storage.get(key)).rejects.toMatchObject({ code: 'INVALID_KEY' });
       await expect(storage.urlFor(key)).rejects.toMatchObject({ code: 'INVALID_KEY' });
     }
+  });
+});
+
+describe('S3Storage failures', () => {
+  it('an unreachable server is StorageError UNAVAILABLE, the SDK error kept as the cause', async () => {
+    // A port nothing listens on: the connection is refused.
+    const down = new S3Storage({ bucket: BUCKET, endpoint: `http://127.0.0.1:${await freePort()}`, region: 'us-east-1', forcePathStyle: true, credentials: CREDENTIALS, clock });
+    const key = newObjectKey('inst-1', 'files', 'txt');
+    for (const op of [() => down.put(key, Buffer.from('x'), 'text/plain'), () => down.get(key), () => down.stat(key), () => down.delete(key)]) {
+      const err = await op().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toMatchObject({ name: 'StorageError', code: 'UNAVAILABLE', cause: expect.anything() });
+    }
+    down.client.destroy();
   });
 });
 
