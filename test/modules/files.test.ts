@@ -1,7 +1,7 @@
 import { access, rename, rm, writeFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createCourse, createLesson } from '../helpers/factories.js';
@@ -269,9 +269,14 @@ describe('POST /api/files and downloads', () => {
     });
     expect(res.body.data.url).toMatch(/^http:\/\/lms\.test\/api\/files\/raw\//);
 
+    // Streamed from storage (not read into memory whole), with its length.
+    const whole = vi.spyOn(t.deps.storage, 'get');
     const dl = await t.app.inject({ method: 'GET', url: pathOf(res.body.data.url) });
+    expect(whole).not.toHaveBeenCalled();
+    whole.mockRestore();
     expect(dl.statusCode).toBe(200);
     expect(dl.body).toBe(body);
+    expect(dl.headers['content-length']).toBe(String(body.length));
     expect(dl.headers['content-type']).toBe('text/plain');
     expect(dl.headers['cache-control']).toBe('private, max-age=3600');
     expect((await t.app.inject({ method: 'GET', url: pathOf(res.body.data.url).replace('/api/', '/api/v1/') })).body).toBe(body);

@@ -75,6 +75,7 @@ async function signedRoutes(scope: FastifyInstance, deps: Deps) {
       .header('cache-control', `private, max-age=${maxAgeSeconds}`)
       .header('content-disposition', inline ? 'inline' : 'attachment')
       .header('content-security-policy', "default-src 'none'; sandbox")
+      .header('content-length', object.size)
       .send(body);
   };
 

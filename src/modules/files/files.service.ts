@@ -323,15 +323,16 @@ export async function acceptSignedUpload(deps: SignedDeps, req: SignedUploadRequ
 export async function readSignedDownload(
   deps: SignedDeps,
   req: { key: string; query: Record<string, unknown> },
-): Promise<{ object: StoredObject; body: Buffer; maxAgeSeconds: number }> {
+): Promise<{ object: StoredObject; body: Readable; maxAgeSeconds: number }> {
   const now = deps.clock.now();
   const verified = verifySignedUrl({ authSecret: deps.config.AUTH_SECRET, method: 'GET', key: req.key, query: req.query, now });
   if (!verified.ok) throw refuse(verified.reason, 'download');
   const object = await deps.storage.stat(verified.key);
   if (!object) throw notFound('File');
-  let body: Buffer;
+  // Streamed: a 100 MB video is not read into memory per download.
+  let body: Readable;
   try {
-    body = await deps.storage.get(verified.key);
+    body = await deps.storage.getStream(verified.key);
   } catch (err) {
     if (isStorageError(err, 'NOT_FOUND')) throw notFound('File');
     throw err;
