@@ -144,6 +144,24 @@ describe('a course archived while a student self-enrolls', () => {
   });
 });
 
+describe('a course archived while the course lock is held', () => {
+  it('stamps archivedAt when it gets the lock, not before: never earlier than what committed first', async () => {
+    const course = await createCourse(t, { ownerId: 'u_demo_teacher' });
+    let pending!: ReturnType<typeof t.request>;
+    let released!: Date;
+    await t.db.transaction(async (tx) => {
+      await tx.select().from(courses).where(eq(courses.id, course.id)).for('update');
+      pending = t.request('DELETE', `/api/courses/${course.id}`, { token: teacher });
+      await untilSomeoneWaitsForALock();
+      t.clock.advance(60_000);
+      released = t.clock.now();
+    });
+    expectOk(await pending);
+    const [row] = await t.db.select().from(courses).where(eq(courses.id, course.id));
+    expect(row!.archivedAt!.getTime()).toBeGreaterThanOrEqual(released.getTime());
+  });
+});
+
 describe('maxScore lowered while a submission is graded', () => {
   it('checks the grade against the maxScore under the assignment lock: never a score above the maximum', async () => {
     const course = await createCourse(t, { ownerId: 'u_demo_teacher' });

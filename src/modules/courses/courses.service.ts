@@ -203,8 +203,15 @@ export async function updateCourse(ctx: ServiceContext, courseId: string, body: 
 /** DELETE archives: the course leaves listings, learner data stays. */
 export async function archiveCourse(ctx: ServiceContext, courseId: string) {
   const course = await requireAccess(ctx, 'course.author', courseId);
-  const now = ctx.clock.now();
   return withTx(ctx, async (tx) => {
+    // The course lock first, then the time: enrollments holding the lock finish before the
+    // archive, so archivedAt never reads as earlier than an enrollment made before it.
+    await tx.db
+      .select({ id: courses.id })
+      .from(courses)
+      .where(byId(tx, courses, course.id))
+      .for('update');
+    const now = tx.clock.now();
     const [updated] = await tx.db
       .update(courses)
       .set({ status: 'ARCHIVED', archivedAt: course.archivedAt ?? now, updatedAt: now })
