@@ -49,9 +49,13 @@ describe('every staff write writes its audit row', () => {
     const created = await send('POST', '/api/courses', teacher, { title: 'Audited', dripMode: 'NONE' }, 201);
     const courseId = created.data.id as string;
     const updated = await send('PATCH', `/api/courses/${courseId}`, teacher, { title: 'Audited v2', dripMode: 'NONE', description: 'd'.repeat(300) });
+    // An update that changes nothing (the values already stored, or no field) writes no row.
+    await send('PATCH', `/api/courses/${courseId}`, teacher, { title: 'Audited v2', dripMode: 'NONE' });
+    await send('PATCH', `/api/courses/${courseId}`, teacher, {});
     const published = await send('POST', `/api/courses/${courseId}/publish`, teacher, { status: 'PUBLISHED' });
     const mod = await send('POST', `/api/courses/${courseId}/modules`, teacher, { title: 'M1' }, 201);
     await send('PATCH', `/api/modules/${mod.data.id}`, teacher, { title: 'M1 renamed', order: 0 });
+    await send('PATCH', `/api/modules/${mod.data.id}`, teacher, { title: 'M1 renamed' });
     const lesson = await send('POST', `/api/courses/${courseId}/lessons`, teacher, { title: 'L1', type: 'TEXT', moduleId: mod.data.id, content: 'short' }, 201);
     await send('PATCH', `/api/lessons/${lesson.data.id}`, teacher, {
       content: 'c'.repeat(500),
@@ -358,7 +362,7 @@ describe('same transaction as the change', () => {
 
 describe('append-only', () => {
   it('the database refuses UPDATE, DELETE and TRUNCATE; no route writes the log', async () => {
-    const course = await createCourse(t, { ownerId: DEMO_TEACHER_ID });
+    const course = await createCourse(t, { ownerId: DEMO_TEACHER_ID, status: 'DRAFT', publishedAt: null });
     expectOk(await t.request('POST', `/api/courses/${course.id}/publish`, { token: teacher, body: { status: 'PUBLISHED' } }));
     const [row] = await rowsFor(course.id);
     for (const statement of [sql`update audit_log set action = 'x' where id = ${row!.id}`, sql`delete from audit_log where id = ${row!.id}`, sql`truncate audit_log`]) {

@@ -68,13 +68,17 @@ export function changes<T extends object>(before: T, after: T, keys: ReadonlyArr
 
 const summarizeFields = (fields: Record<string, unknown> | null | undefined) => (fields ? Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, summarize(v)])) : null);
 
+/** An update whose `changes()` found nothing: both sides empty. */
+const changesNothing = (e: AuditEntry) => !!e.before && !!e.after && Object.keys(e.before).length === 0 && Object.keys(e.after).length === 0;
+
 /**
  * Appends audit rows in the caller's transaction: one entry or many (one INSERT). Throws when
  * the context is not inside `withTx`, so no audit row is ever written apart from its change.
+ * An update that changed nothing (a PATCH of the values already stored) writes no row.
  */
 export async function audit(ctx: ServiceContext, entries: AuditEntry | readonly AuditEntry[]): Promise<void> {
   if (!ctx.inTx) throw new Error('audit() runs inside withTx, in the transaction of the change it records');
-  const list = Array.isArray(entries) ? (entries as readonly AuditEntry[]) : [entries as AuditEntry];
+  const list = (Array.isArray(entries) ? (entries as readonly AuditEntry[]) : [entries as AuditEntry]).filter((e) => !changesNothing(e));
   if (list.length === 0) return;
   const now = ctx.clock.now();
   await ctx.db.insert(auditLog).values(

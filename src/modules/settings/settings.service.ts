@@ -35,9 +35,8 @@ export async function patchSettings(ctx: ServiceContext, body: z.infer<typeof in
     const before: Record<string, unknown> = { ...settingsOf(current?.settings), name: current?.name ?? null };
     const after: Record<string, unknown> = { ...before, ...sent, ...(name !== undefined ? { name } : {}) };
     const keys = [...Object.keys(sent), ...(name !== undefined ? ['name'] : [])];
-    const diff = changedFields(before, after, keys);
-    // A call that changes nothing writes no audit row (README, Audit log).
-    if (Object.keys(diff.after).length > 0) await audit(tx, { action: 'settings.update', targetType: 'institution', targetId: tx.institutionId, ...diff });
+    // A call that changes nothing writes no audit row (audit() drops it; README, Audit log).
+    await audit(tx, { action: 'settings.update', targetType: 'institution', targetId: tx.institutionId, ...changedFields(before, after, keys) });
   });
   return readSettings(ctx);
 }
