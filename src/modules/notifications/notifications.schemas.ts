@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { envelopeWithMeta } from '../../platform/http/envelope.js';
 import { pageNumber, pageSize } from '../../platform/http/pagination.js';
+import { optionalFilter } from '../../platform/http/query-filters.js';
 import { ROLES } from '../../platform/auth/tokens.js';
 import { CATEGORIES, CHANNELS, FREQUENCIES } from './notifications.definitions.js';
 import { isTimeZone } from '../../platform/time-zone.js';
@@ -24,12 +25,7 @@ export const listNotificationsQuery = z.object({
   limit: pageSize.describe(`page size, 1 to 100 (default ${NOTIFICATIONS_PAGE_DEFAULT}); here limit wins when both limit and perPage are sent`),
   perPage: pageSize.describe(`alias of limit (default ${NOTIFICATIONS_PAGE_DEFAULT}); limit wins when both are sent`),
   unreadOnly: queryBoolean.describe('only unread notifications; empty is false'),
-  category: z
-    .string()
-    .max(64)
-    .optional()
-    .transform((v) => v || undefined)
-    .describe("a definition's category, e.g. ASSESSMENT; empty means every category"),
+  category: optionalFilter(z.string().max(64)).describe("a definition's category, e.g. ASSESSMENT; empty means every category"),
 });
 
 export const notificationSchema = z.object({

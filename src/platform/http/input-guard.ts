@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from './errors.js';
+import { FIRST_INSTANT, LAST_INSTANT } from './time-range.js';
 
 /**
  * Input rules that hold for every route, checked once at the boundary instead of in each schema
@@ -60,9 +61,6 @@ export function jsonDepthExceeds(text: string, max = MAX_JSON_DEPTH): boolean {
 const LONE_SURROGATE = /\p{Cs}/u;
 /** Looks like an ISO 8601 date or timestamp (possibly a broken one). */
 const DATE_SHAPED = /^([+-]?\d{4,6})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?\s*(Z|[+-](\d{2}):?(\d{2}))?)?$/i;
-
-const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
-const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
 
 const daysIn = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
 
