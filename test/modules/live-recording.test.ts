@@ -284,6 +284,29 @@ describe('recording/stop (3.1 rows 4–5)', () => {
     }
   });
 
+  it('a start while a stop is still reaching the recorder waits for it: the stop ends the old recording, the start makes a new one that a later stop ends', async () => {
+    const s = await liveSession();
+    expectOk(await startRec(s.id));
+    t.recorderSim.setFault('slow', { delayMs: 400, path: '/recordings/stop' });
+    let stopped, restarted;
+    try {
+      const stopping = stopRec(s.id);
+      for (let i = 0; i < 1000 && (await row(s.id)).recordingStatus !== 'PROCESSING'; i++) await new Promise((r) => setTimeout(r, 5));
+      [stopped, restarted] = await Promise.all([stopping, startRec(s.id)]);
+    } finally {
+      t.recorderSim.setFault(null);
+    }
+    expect(expectOk(stopped)).toMatchObject({ recordingStatus: 'PROCESSING', alreadyStopped: false });
+    expect(expectOk(restarted)).toMatchObject({ recordingStatus: 'RECORDING', alreadyRecording: false });
+    // Two recordings: the stopped one, and the new one the start made after it (not the old one handed back).
+    const mine = () => t.recorderSim.recordings.filter((r) => r.sessionId === s.id).map((r) => r.status);
+    expect(mine()).toEqual(['PROCESSING', 'RECORDING']);
+    expect(await row(s.id)).toMatchObject({ recordingStatus: 'RECORDING', recordingStopUntil: null });
+    // So the next stop finds the new recording running, rather than a 404 that would mark it FAILED.
+    expect(expectOk(await stopRec(s.id))).toMatchObject({ recordingStatus: 'PROCESSING', alreadyStopped: false });
+    expect(mine()).toEqual(['PROCESSING', 'PROCESSING']);
+  });
+
   it('recorder unreachable on stop: FAILED and 503 with a friendly message', async () => {
     const s = await liveSession();
     expectOk(await startRec(s.id));

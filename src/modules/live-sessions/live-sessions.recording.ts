@@ -8,9 +8,14 @@
  * FAILED; the start, when the recorder answers, sees the row is no longer PENDING and tells the
  * recorder to stop, so no recording is left running (and it becomes PROCESSING after all).
  *
+ * A start made while a stop's call to the recorder is in flight waits for that call
+ * (`recordingStopUntil`), so it cannot reach the recorder first and be handed the recording the
+ * stop then ends.
+ *
  * Every transition is one conditional UPDATE (or a row lock), so concurrent calls and replayed
  * webhooks apply at most once. No transaction is held open across a call to the recorder.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { and, count, eq, inArray } from 'drizzle-orm';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
@@ -50,6 +55,11 @@ function unavailable(log: Logger, err: unknown, message: string, sessionId: stri
 
 const isActive = (s: RecordingStatus | null) => s === 'PENDING' || s === 'RECORDING';
 
+/** How long a stop may keep its claim on the recorder: its call's timeout, and a margin for the database writes around it. */
+const stopClaimMs = (config: Pick<Config, 'RECORDING_TIMEOUT_MS'>) => config.RECORDING_TIMEOUT_MS + 2_000;
+const STOP_POLL_MS = 25;
+const stopInFlight = (s: LiveSession, now: Date) => s.recordingStopUntil !== null && s.recordingStopUntil > now;
+
 /** The session row as it is now (after a conditional update found it changed). */
 export async function reload(scope: { db: ServiceContext['db'] } & TenantScope, id: string): Promise<LiveSession> {
   const [row] = await scope.db
@@ -84,21 +94,31 @@ export async function startRecording(ctx: ServiceContext, id: string) {
   if (isActive(session.recordingStatus)) return startResult(session, true);
   if (!recordingConfigured(ctx)) throw unavailable(ctx.log, new RecorderError('not_configured', 'recording is not configured'), NOT_PROVISIONED, id);
 
-  const claim = await withTx(ctx, async (tx): Promise<{ already: LiveSession } | { prior: RecordingStatus | null; roomName: string }> => {
-    const [row] = await tx.db
-      .select()
-      .from(liveSessions)
-      .where(byId(tx, liveSessions, id))
-      .for('update');
-    if (!row) throw notFound('Live session');
-    preconditions(row);
-    if (isActive(row.recordingStatus)) return { already: row };
-    await tx.db
-      .update(liveSessions)
-      .set({ recordingStatus: 'PENDING', updatedAt: tx.clock.now() })
-      .where(byId(tx, liveSessions, id));
-    return { prior: row.recordingStatus, roomName: row.roomName! };
-  });
+  type Claim = { already: LiveSession } | { stopping: true } | { prior: RecordingStatus | null; roomName: string };
+  // Past this (real time, whatever the clock says), a stop's claim is stale: its call has timed out.
+  const waitForStopUntil = Date.now() + stopClaimMs(ctx.config);
+  const claimOnce = () =>
+    withTx(ctx, async (tx): Promise<Claim> => {
+      const [row] = await tx.db
+        .select()
+        .from(liveSessions)
+        .where(byId(tx, liveSessions, id))
+        .for('update');
+      if (!row) throw notFound('Live session');
+      preconditions(row);
+      if (isActive(row.recordingStatus)) return { already: row };
+      if (stopInFlight(row, tx.clock.now()) && Date.now() < waitForStopUntil) return { stopping: true };
+      await tx.db
+        .update(liveSessions)
+        .set({ recordingStatus: 'PENDING', updatedAt: tx.clock.now() })
+        .where(byId(tx, liveSessions, id));
+      return { prior: row.recordingStatus, roomName: row.roomName! };
+    });
+  let claim = await claimOnce();
+  while ('stopping' in claim) {
+    await sleep(STOP_POLL_MS);
+    claim = await claimOnce();
+  }
   if ('already' in claim) return startResult(claim.already, true);
 
   try {
@@ -172,7 +192,8 @@ export async function stopRecording(ctx: ServiceContext, id: string) {
 }
 
 /**
- * PENDING or RECORDING → PROCESSING with `recordingStoppedAt`, then the recorder is told to
+ * PENDING or RECORDING → PROCESSING with `recordingStoppedAt` and the stop's claim on the
+ * recorder (`recordingStopUntil`, released when the call is over), then the recorder is told to
  * stop; when it cannot be (unreachable, or any other failure) the recording is FAILED and the
  * answer 503 (or, with `failQuietly`, as the end of a session wants it, the FAILED state).
  * Any other status changes nothing: `alreadyStopped`.
@@ -187,7 +208,7 @@ export async function stopActiveRecording(ctx: ServiceContext, id: string, opts:
       .for('update');
     const [row] = await tx.db
       .update(liveSessions)
-      .set({ recordingStatus: 'PROCESSING', recordingStoppedAt: now, updatedAt: now })
+      .set({ recordingStatus: 'PROCESSING', recordingStoppedAt: now, recordingStopUntil: new Date(now.getTime() + stopClaimMs(ctx.config)), updatedAt: now })
       .where(and(byId(tx, liveSessions, id), inArray(liveSessions.recordingStatus, ['PENDING', 'RECORDING'])))
       .returning();
     if (row && before) await auditUpdate(tx, 'live_session', id, before, row, ['recordingStatus', 'recordingStoppedAt'], 'recording_stop');
@@ -210,6 +231,14 @@ export async function stopActiveRecording(ctx: ServiceContext, id: string, opts:
     if (!opts.failQuietly) throw error;
     const current = failed ?? (await reload(ctx, id));
     return { recordingStatus: current.recordingStatus, recordingStoppedAt: iso(current.recordingStoppedAt), alreadyStopped: false };
+  } finally {
+    // The recorder has answered (or will not): a waiting start may go ahead. Should this write
+    // fail, the claim runs out by itself; the stop has happened either way.
+    await ctx.db
+      .update(liveSessions)
+      .set({ recordingStopUntil: null })
+      .where(byId(ctx, liveSessions, id))
+      .catch((err: unknown) => ctx.log.warn({ sessionId: id, err }, 'could not release the recording stop claim'));
   }
   return { recordingStatus: stopped.recordingStatus, recordingStoppedAt: iso(stopped.recordingStoppedAt), alreadyStopped: false };
 }

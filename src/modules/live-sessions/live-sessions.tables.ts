@@ -40,6 +40,12 @@ export const liveSessions = pgTable(
     recordingUrl: text('recording_url'),
     /** Seconds. */
     recordingDuration: integer('recording_duration'),
+    /**
+     * Set while a stop's call to the recorder is in flight (until its timeout at the latest), so
+     * a start made meanwhile waits for it instead of overtaking it (the recorder would hand the
+     * start the recording the stop is about to end). Not part of the API.
+     */
+    recordingStopUntil: ts('recording_stop_until'),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },
