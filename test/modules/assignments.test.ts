@@ -698,6 +698,50 @@ describe('peer review: reviewer side', () => {
 });
 
 describe('peer review: reviewer side, the edges', () => {
+  it('a new rubric takes out of pending drafts the scores of criteria it dropped and those above a criterion’s new maxPoints; submitted reviews keep theirs', async () => {
+    const { lesson, assignment, reviews } = await peerSetup(1, STUDENTS.slice(0, 2));
+    const [r1, r2] = reviews as [any, any];
+    const [c1, c2] = assignment.rubric.criteria;
+    expect((await t.request('PATCH', `/api/peer-reviews/${r1.id}`, { token: tok(r1.reviewerId), body: { rubricScores: { [c1.id]: 5, [c2.id]: 3 } } })).status).toBe(200);
+    expect((await t.request('POST', `/api/peer-reviews/${r2.id}/submit`, { token: tok(r2.reviewerId), body: { rubricScores: fullScores(assignment, 6, 4) } })).status).toBe(200);
+    const putRubric = async (value: object | null) => {
+      const res = await t.request('PUT', `/api/assignments/${lesson.id}`, {
+        token: teacher,
+        body: {
+          title: 'Cell essay',
+          instructions: 'Write 500 words on cells.',
+          maxScore: 10,
+          dueDate: DUE,
+          allowLate: false,
+          isPeerAssessed: true,
+          peerReviewCount: 1,
+          rubric: value,
+        },
+      });
+      expect(res.status, res.raw).toBe(200);
+      return res.body.data.rubric;
+    };
+    const draftScores = async (id: string, reviewer: string) => {
+      const res = await t.request('GET', `/api/peer-reviews/${id}`, { token: tok(reviewer) });
+      expect(res.status, res.raw).toBe(200);
+      return res.body.data.peerReview.rubricScores;
+    };
+    const criterion = (c: any, maxPoints = c.maxPoints) => ({ id: c.id, title: c.title, description: c.description, maxPoints, order: c.order });
+
+    // Style now gives at most 2: the draft's 3 goes, Argument's 5 stays.
+    await putRubric({ title: 'Essay rubric', criteria: [criterion(c1), criterion(c2, 2), { title: 'Sources', description: 'Cited', maxPoints: 2, order: 3 }] });
+    expect(await draftScores(r1.id, r1.reviewerId)).toEqual({ [c1.id]: 5 });
+    // Argument is dropped: so is its score.
+    await putRubric({ title: 'Essay rubric', criteria: [criterion(c2, 2)] });
+    expect(await draftScores(r1.id, r1.reviewerId)).toEqual({});
+    expect((await t.request('PATCH', `/api/peer-reviews/${r1.id}`, { token: tok(r1.reviewerId), body: { rubricScores: { [c2.id]: 2 } } })).status).toBe(200);
+    // No rubric at all: nothing to score.
+    await putRubric(null);
+    expect(await draftScores(r1.id, r1.reviewerId)).toEqual({});
+    // The submitted review is what its reviewer gave.
+    expect((await t.db.select().from(peerReviews).where(eq(peerReviews.id, r2.id)))[0]!.rubricScores).toEqual(fullScores(assignment, 6, 4));
+  });
+
   it('the queue takes a repeated status parameter as the union, skips empty items, and reads an empty status as the default PENDING', async () => {
     const { assignment, reviews } = await peerSetup(2, STUDENTS.slice(0, 3));
     const reviewer = reviews[0]!.reviewerId;

@@ -153,8 +153,8 @@ export async function getAssignment(ctx: ServiceContext, id: string) {
 /**
  * PUT /api/assignments/{id}: create or replace the assignment of an ASSIGNMENT lesson (the
  * course's owner or ADMIN). `rubric` absent keeps the current rubric, null removes it; a
- * criterion sent with its id keeps that id (and the scores given for it), others are new, and
- * criteria left out are removed. Audited (`assignment.create`, `assignment.update`, with the rubric when it changed).
+ * criterion sent with its id keeps that id (and the scores drafts give it, while they fit its
+ * maxPoints), others are new, and criteria left out are removed (with their draft scores). Audited (`assignment.create`, `assignment.update`, with the rubric when it changed).
  */
 export async function upsertAssignment(ctx: ServiceContext, id: string, body: UpsertAssignment) {
   const { lesson, course } = await requireAccess(ctx, 'lesson.author', id);
@@ -228,6 +228,7 @@ async function replaceRubric(tx: ServiceContext, assignmentId: string, input: Up
   const current = await rubricOf(tx, assignmentId);
   if (!input) {
     if (current) await tx.db.delete(rubrics).where(byId(tx, rubrics, current.rubric.id));
+    await pruneDraftScores(tx, assignmentId, []);
     return;
   }
   const rubricId = current?.rubric.id ?? newId();
@@ -256,6 +257,29 @@ async function replaceRubric(tx: ServiceContext, assignmentId: string, input: Up
       target: rubricCriteria.id,
       set: { title: sql`excluded.title`, description: sql`excluded.description`, maxPoints: sql`excluded.max_points`, order: sql`excluded."order"` },
     });
+  await pruneDraftScores(tx, assignmentId, rows);
+}
+
+/**
+ * A new rubric's effect on the drafts of pending peer reviews: a score for a criterion that is
+ * gone goes too, and so does one above its criterion's new maxPoints (the reviewer scores it
+ * again), so a draft never shows or keeps what the rubric can no longer take.
+ */
+async function pruneDraftScores(tx: ServiceContext, assignmentId: string, criteria: Array<Pick<RubricCriterion, 'id' | 'maxPoints'>>) {
+  const maxPointsOf = new Map(criteria.map((c) => [c.id, c.maxPoints]));
+  const drafts = await tx.db
+    .select({ id: peerReviews.id, rubricScores: peerReviews.rubricScores })
+    .from(peerReviews)
+    .where(and(inTenant(tx, peerReviews), eq(peerReviews.assignmentId, assignmentId), eq(peerReviews.status, 'PENDING'), sql`${peerReviews.rubricScores} <> '{}'::jsonb`));
+  for (const draft of drafts) {
+    const entries = Object.entries(draft.rubricScores);
+    const kept = entries.filter(([id, score]) => score <= (maxPointsOf.get(id) ?? -Infinity));
+    if (kept.length < entries.length)
+      await tx.db
+        .update(peerReviews)
+        .set({ rubricScores: Object.fromEntries(kept) })
+        .where(byId(tx, peerReviews, draft.id));
+  }
 }
 
 // ── submissions ─────────────────────────────────────────────────────────────
