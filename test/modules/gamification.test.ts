@@ -176,6 +176,41 @@ describe('streaks', () => {
     expect((await t.request('GET', '/api/gamification/streak', { token: student })).body.data).toMatchObject({ currentStreak: 8, longestStreak: 8 });
   });
 
+  it('handing in an assignment and a failed quiz attempt count the day (no points); a teacher’s grade does not', async () => {
+    const { course } = await courseFor([DEMO_STUDENT_ID], 1);
+    const teacher = await t.token({ role: 'TEACHER', id: DEMO_TEACHER_ID });
+    const essay = await createLesson(t, { courseId: course.id, type: 'ASSIGNMENT', order: 5 });
+    const quiz = await createLesson(t, { courseId: course.id, type: 'QUIZ', order: 6 });
+    expect(
+      (
+        await t.request('PUT', `/api/assignments/${essay.id}`, {
+          token: teacher,
+          body: { title: 'Essay', instructions: 'Write.', maxScore: 10, passingScore: 6, dueDate: '2026-04-01T00:00:00.000Z' },
+        })
+      ).status,
+    ).toBe(200);
+    const put = await t.request('PUT', `/api/quiz/${quiz.id}`, {
+      token: teacher,
+      body: { title: 'Stars', passingScore: 100, questions: [{ type: 'TRUE_FALSE', prompt: 'The Sun is a star.', correctAnswer: true }] },
+    });
+    expect(put.status, put.raw).toBe(201);
+    const streak = async () => (await t.request('GET', '/api/gamification/streak', { token: student })).body.data;
+
+    const sub = await t.request('POST', `/api/assignments/${essay.id}/submit`, { token: student, body: { textContent: 'My essay' } });
+    expect(sub.status, sub.raw).toBe(201);
+    expect(await streak()).toMatchObject({ currentStreak: 1, lastActiveDay: '2026-03-02' });
+    t.clock.set('2026-03-03T09:00:00.000Z');
+    const failed = await t.request('POST', `/api/quiz/${quiz.id}/attempt`, { token: student, body: { answers: [{ questionId: put.body.data.questions[0].id, value: false }] } });
+    expect(failed.body.data).toMatchObject({ passed: false });
+    expect(await streak()).toMatchObject({ currentStreak: 2, lastActiveDay: '2026-03-03' });
+    expect(await points(DEMO_STUDENT_ID)).toBe(0);
+    // The teacher grades on the 4th: points, but the learner did nothing that day.
+    t.clock.set('2026-03-04T09:00:00.000Z');
+    expect((await t.request('POST', `/api/assignments/${essay.id}/grade`, { token: teacher, body: { submissionId: sub.body.data.id, score: 8 } })).status).toBe(200);
+    expect(await streak()).toMatchObject({ currentStreak: 2, lastActiveDay: '2026-03-03', today: '2026-03-04' });
+    expect(await points(DEMO_STUDENT_ID)).toBe(25 + 10);
+  });
+
   it('streaksOf: runs of consecutive days, current only when it reaches today or yesterday', () => {
     expect(streaksOf([], '2026-03-02')).toEqual({ currentStreak: 0, longestStreak: 0 });
     expect(streaksOf(['2026-02-27', '2026-02-28', '2026-03-01'], '2026-03-02')).toEqual({ currentStreak: 3, longestStreak: 3 });

@@ -12,6 +12,7 @@ import { files } from '../files/files.tables.js';
 import { institutionSlug } from '../institutions/institutions.service.js';
 import { notify } from '../notifications/notify.js';
 import { completeAssessedLesson, recordAssessedScore } from '../progress/progress.service.js';
+import { recordLearning } from '../gamification/gamification.service.js';
 import { allocateReviewers } from './peer-allocation.js';
 import { audit, changes as changedFields, snapshot } from '../audit/audit.js';
 import {
@@ -307,7 +308,8 @@ async function resolveFiles(ctx: ServiceContext, input: NonNullable<SubmitInput[
  * the lesson open to them). Late ones are refused unless the assignment allows them; a
  * resubmission replaces an ungraded submission and is refused (409) once graded, or once any
  * peer review of it was submitted or flagged (the reviewers judged that work). On a
- * peer-assessed assignment, reviewers are allocated in the same transaction.
+ * peer-assessed assignment, reviewers are allocated in the same transaction. The day counts
+ * toward the learner's streak.
  */
 export async function submit(ctx: ServiceContext, id: string, body: SubmitInput) {
   const { course, enrollment } = await requireAccess(ctx, 'lesson.learn', id);
@@ -348,6 +350,8 @@ export async function submit(ctx: ServiceContext, id: string, body: SubmitInput)
         .returning()) as [Submission];
     }
     if (a.isPeerAssessed) await allocateReviewers(tx, a, course);
+    // Handing in work is learning: the day counts toward the streak (the points come with a passing grade).
+    await recordLearning(tx, me, []);
     if (course.ownerId) {
       await notify(tx, {
         institutionId: tx.institutionId,

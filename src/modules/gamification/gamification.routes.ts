@@ -55,7 +55,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         operationId: 'getMyStreak',
         summary: "The caller's learning streak (calendar days in the institution's time zone)",
         description:
-          'Any signed-in user: currentStreak (consecutive days with learning activity ending today or yesterday), longestStreak, lastActiveDay and today, in the institution’s time zone. No error beyond authentication (401 AUTH_REQUIRED) and rate limiting (429 RATE_LIMITED).',
+          'Any signed-in user: currentStreak (consecutive days with learning activity — progress, quiz attempts, assignments handed in — ending today or yesterday), longestStreak, lastActiveDay and today, in the institution’s time zone. No error beyond authentication (401 AUTH_REQUIRED) and rate limiting (429 RATE_LIMITED).',
         response: { 200: envelope(streakSchema) },
       },
     },

@@ -13,6 +13,7 @@ import { enrollments, type Enrollment } from '../enrollments/enrollments.tables.
 import { studentNames } from '../enrollments/enrollments.service.js';
 import { requireAccess } from '../access/access.service.js';
 import { completeAssessedLesson } from '../progress/progress.service.js';
+import { recordLearning } from '../gamification/gamification.service.js';
 import { quizAttempts, quizzes, type Quiz, type QuizAttempt } from './quizzes.tables.js';
 import { buildQuestions, checkAnswers, grade, learnerQuestions, staffQuestion, totalPoints } from './quizzes.questions.js';
 import type { AttemptDto, ListAttemptsQuery, MyAttempts, QuestionDto, QuizDto, StaffAttemptDto, SubmitAttemptInput, UpsertQuizInput } from './quizzes.schemas.js';
@@ -306,7 +307,8 @@ export interface Completion {
  *   passed, and the answer is 400 VALIDATION_ERROR (after the commit, so the record stays);
  * - a passed attempt completes the lesson through `completeAssessedLesson`, with the best
  *   passing percentage so far as the lesson's score (course completion, certificate and CRM
- *   push follow in the same transaction). A failed one changes no progress.
+ *   push follow in the same transaction). A failed one changes no progress; either counts the
+ *   day toward the learner's streak.
  */
 export async function submitAttempt(ctx: ServiceContext, lessonId: string, input: SubmitAttemptInput): Promise<AttemptDto & { completion: Completion | null }> {
   const { lesson, course, enrollment } = await requireAccess(ctx, 'quiz.take', lessonId);
@@ -389,6 +391,9 @@ export async function submitAttempt(ctx: ServiceContext, lessonId: string, input
         completedNow: done.completedNow,
         certificateId: done.certificate?.id ?? null,
       };
+    } else {
+      // No points for a failed attempt, but taking a quiz is learning: the day counts toward the streak.
+      await recordLearning(tx, enrollment.studentId, []);
     }
     return { kind: 'submitted' as const, attempt: saved!, completion, now };
   });
