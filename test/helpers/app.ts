@@ -109,7 +109,10 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     CRM_BASE_DOMAIN: crmSim.baseDomain,
     CRM_PROTOCOL: crmSim.protocol,
     CRM_API_KEY: crmSim.apiKey,
-    CRM_TIMEOUT_MS: '2000',
+    // The simulator runs in the test's own process, beside PGlite: on a loaded machine a long
+    // query can hold it for seconds, and a shorter timeout then turned fee checks open (flaky
+    // 402 tests). No test waits on this timeout: the faults they use fail at once.
+    CRM_TIMEOUT_MS: '10000',
     STORAGE_URL: `file://${filesDir}`,
     PUBLIC_BASE_URL: 'http://lms.test',
     RECORDING_API_URL: recorderSim.url,
