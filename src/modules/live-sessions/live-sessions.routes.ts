@@ -270,6 +270,7 @@ const routes: ModuleRoutes = async (app, deps) => {
         description:
           '404 unknown; 403 not the host or ADMIN; 409 CONFLICT when the session is not LIVE or has no roomName; 200 `alreadyRecording: true` while PENDING or RECORDING. ' +
           'PENDING is committed before the recorder is called (two rapid starts make one recording); success → RECORDING with `recordingStartedAt`. ' +
+          'A start made while a stop is still waiting for the recorder waits for that stop (at most RECORDING_TIMEOUT_MS and 2 s), then starts a new recording. ' +
           '503 SERVICE_UNAVAILABLE with a friendly message when recording is not configured or the recorder answers 404 or fails (the prior status is put back).',
         params: idParams,
         response: {
