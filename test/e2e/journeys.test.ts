@@ -3,7 +3,8 @@
  * The web app in a real browser against the real service (`npm start`'s build and process, see
  * global-setup.ts): the five journeys of issue 18, in order, each person in a context of their
  * own signed in through the development sign-in page. Every journey saves screenshots and runs
- * axe-core on the pages it shows (no serious or critical violation).
+ * axe-core on the pages it shows (no serious or critical violation). A last test checks that the
+ * course editor lists a lesson that is in no module.
  *
  * Demo data (src/dev/seed.ts): Algebra Foundations (published) with a video lesson with English
  * (default) and Spanish captions and a peer-reviewed assignment with a rubric; students 01–12 are
@@ -263,5 +264,23 @@ describe('web app journeys', () => {
     await page.getByRole('button', { name: 'Mark all as read' }).click();
     await expect.poll(() => bellCount(page)).toBe(0);
     await student.close();
+  });
+
+  it('a teacher’s lesson in no module stays in the course editor', async () => {
+    const { context, page } = await signedIn(browser, baseUrl, TEACHER);
+    const created = await page.evaluate(async () => {
+      const res = await fetch('/api/courses', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'Geometry drafts' }) });
+      return { status: res.status, id: (await res.json()).data?.id as string };
+    });
+    expect(created.status).toBe(201);
+    await page.goto(`/teach/courses/${created.id}`);
+    await page.getByRole('heading', { name: 'Modules and lessons' }).waitFor();
+    // A course without modules offers only "No module".
+    await page.getByLabel('New lesson title').fill('Angles at a point');
+    await page.getByRole('button', { name: 'Add lesson' }).click();
+    const unfiled = page.getByRole('region', { name: 'Without a module' });
+    await unfiled.getByRole('link', { name: 'Angles at a point' }).waitFor();
+    await expectAccessible(page, 'the course editor with a lesson in no module');
+    await context.close();
   });
 });

@@ -350,13 +350,6 @@ export interface LiveSession {
   recordingDuration: number | null;
 }
 
-export interface ModuleWithLessons {
-  id: string;
-  title: string;
-  order: number;
-  lessons: Lesson[];
-}
-
 export interface CourseEnrollment extends Enrollment {
   studentName: string;
 }

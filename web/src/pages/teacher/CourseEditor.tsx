@@ -4,7 +4,7 @@ import { api } from '../../api';
 import { useTitle } from '../../components/Layout';
 import { ErrorMessage, Notice, QueryState } from '../../components/Status';
 import { formatDate, lessonTypeLabel } from '../../format';
-import type { Course, CourseEnrollment, LessonType, ModuleWithLessons } from '../../types';
+import type { Course, CourseEnrollment, LessonType, Outline, OutlineLesson } from '../../types';
 
 const LESSON_TYPES: LessonType[] = ['VIDEO', 'TEXT', 'PDF', 'QUIZ', 'ASSIGNMENT', 'SCORM', 'LIVE', 'INTERACTIVE'];
 
@@ -14,12 +14,13 @@ export function CourseEditor() {
   const id = encodeURIComponent(courseId);
   const queryClient = useQueryClient();
   const course = useQuery({ queryKey: ['course', courseId], queryFn: () => api.get<Course>(`/api/courses/${id}`) });
-  const modules = useQuery({ queryKey: ['course-modules', courseId], queryFn: () => api.get<ModuleWithLessons[]>(`/api/courses/${id}/modules`) });
+  // The course navigation rather than /modules: it also lists the lessons that are in no module.
+  const outline = useQuery({ queryKey: ['course-outline', courseId], queryFn: () => api.get<Outline>(`/api/learn/${id}`) });
   const enrollments = useQuery({ queryKey: ['course-enrollments', courseId], queryFn: () => api.get<CourseEnrollment[]>(`/api/courses/${id}/enrollments`, { perPage: 100 }) });
   useTitle(course.data?.title ?? 'Course');
   const refresh = () => {
     void queryClient.invalidateQueries({ queryKey: ['course', courseId] });
-    void queryClient.invalidateQueries({ queryKey: ['course-modules', courseId] });
+    void queryClient.invalidateQueries({ queryKey: ['course-outline', courseId] });
     void queryClient.invalidateQueries({ queryKey: ['teach-courses'] });
     void queryClient.invalidateQueries({ queryKey: ['course-enrollments', courseId] });
   };
@@ -99,23 +100,21 @@ export function CourseEditor() {
           </form>
 
           <h2>Modules and lessons</h2>
-          <QueryState query={modules} label="Loading lessons">
-            {(list) => (
+          <QueryState query={outline} label="Loading lessons">
+            {({ modules: list, lessonsWithoutModule }) => (
               <>
                 {list.map((m) => (
                   <section key={m.id} aria-labelledby={`m-${m.id}`}>
                     <h3 id={`m-${m.id}`}>{m.title}</h3>
-                    <ol className="list">
-                      {m.lessons.map((l) => (
-                        <li key={l.id} className="row">
-                          <Link to={`/teach/lessons/${l.id}`}>{l.title}</Link>
-                          <span className="muted small">{lessonTypeLabel[l.type]}</span>
-                          {l.type === 'ASSIGNMENT' ? <Link to={`/teach/assignments/${l.id}`}>Submissions and grading</Link> : null}
-                        </li>
-                      ))}
-                    </ol>
+                    <LessonList lessons={m.lessons} />
                   </section>
                 ))}
+                {lessonsWithoutModule.length > 0 ? (
+                  <section aria-labelledby="m-none">
+                    <h3 id="m-none">Without a module</h3>
+                    <LessonList lessons={lessonsWithoutModule} />
+                  </section>
+                ) : null}
                 <form
                   className="row"
                   onSubmit={(e) => {
@@ -237,5 +236,20 @@ export function CourseEditor() {
         </>
       )}
     </QueryState>
+  );
+}
+
+/** A module's lessons in the editor, each linked to its editor (and an assignment to its grading). */
+function LessonList({ lessons }: { lessons: OutlineLesson[] }) {
+  return (
+    <ol className="list">
+      {lessons.map((l) => (
+        <li key={l.id} className="row">
+          <Link to={`/teach/lessons/${l.id}`}>{l.title}</Link>
+          <span className="muted small">{lessonTypeLabel[l.type]}</span>
+          {l.type === 'ASSIGNMENT' ? <Link to={`/teach/assignments/${l.id}`}>Submissions and grading</Link> : null}
+        </li>
+      ))}
+    </ol>
   );
 }

@@ -30,7 +30,7 @@ export function LessonEditor() {
     mutationFn: (body: object) => api.patch<Lesson>(`/api/lessons/${id}`, body),
     onSuccess: (l) => {
       queryClient.setQueryData(['lesson', lessonId], l);
-      void queryClient.invalidateQueries({ queryKey: ['course-modules', l.courseId] });
+      void queryClient.invalidateQueries({ queryKey: ['course-outline', l.courseId] });
     },
   });
   return (
